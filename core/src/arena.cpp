@@ -1,0 +1,209 @@
+// Arena planning. Two greedy placements (largest buffer first, and first-fit in execution
+// order) each put a buffer at the lowest offset that does not overlap any already placed buffer
+// whose lifetime intersects its own; the smaller arena wins. On chains (each buffer alive with
+// its neighbours only) largest-first reaches the lower bound, which the tests check.
+#include "rlx/arena.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "rlx/error.h"
+
+namespace rlx {
+namespace {
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+bool overlaps(const Lifetime& a, const Lifetime& b) { return a.first <= b.last && b.first <= a.last; }
+
+// Places items in `order`; returns the arena size and fills offsets.
+uint64_t place(std::span<const Lifetime> items, std::span<const uint64_t> sizes,
+               const std::vector<size_t>& order, std::vector<uint64_t>& offsets) {
+  offsets.assign(items.size(), 0);
+  std::vector<size_t> placed;
+  placed.reserve(items.size());
+  uint64_t total = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> busy;  // [begin, end) of conflicting buffers
+  for (size_t i : order) {
+    busy.clear();
+    for (size_t j : placed)
+      if (sizes[j] > 0 && overlaps(items[i], items[j]))
+        busy.emplace_back(offsets[j], offsets[j] + sizes[j]);
+    std::sort(busy.begin(), busy.end());
+    uint64_t at = 0;
+    for (auto [b, e] : busy) {
+      if (at + sizes[i] <= b) break;  // fits in the gap before this buffer
+      at = std::max(at, e);
+    }
+    offsets[i] = at;
+    total = std::max(total, at + sizes[i]);
+    placed.push_back(i);
+  }
+  return total;
+}
+
+}  // namespace
+
+ArenaPlan plan_arena(std::span<const Lifetime> items, uint64_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    fail("arena alignment {} must be a power of two", alignment);
+  std::vector<uint64_t> sizes(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].first > items[i].last)
+      fail("arena buffer {} has first use {} after last use {}", i, items[i].first, items[i].last);
+    sizes[i] = align_up(items[i].bytes, alignment);
+  }
+
+  ArenaPlan plan;
+  // Lower bound: the most bytes alive at any one node.
+  std::vector<std::pair<uint32_t, int64_t>> events;  // (node, +size at first / -size after last)
+  for (size_t i = 0; i < items.size(); ++i) {
+    events.emplace_back(items[i].first, static_cast<int64_t>(sizes[i]));
+    events.emplace_back(items[i].last + 1, -static_cast<int64_t>(sizes[i]));
+  }
+  std::sort(events.begin(), events.end(), [](auto a, auto b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;  // frees first
+  });
+  int64_t live = 0;
+  for (auto [node, delta] : events) {
+    live += delta;
+    plan.lower_bound = std::max(plan.lower_bound, static_cast<uint64_t>(live));
+  }
+
+  std::vector<size_t> by_size(items.size()), by_time(items.size());
+  std::iota(by_size.begin(), by_size.end(), 0);
+  std::iota(by_time.begin(), by_time.end(), 0);
+  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
+    return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : items[a].first < items[b].first;
+  });
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) {
+    return items[a].first != items[b].first ? items[a].first < items[b].first : sizes[a] > sizes[b];
+  });
+  std::vector<uint64_t> other;
+  plan.total_bytes = place(items, sizes, by_size, plan.offsets);
+  uint64_t t2 = place(items, sizes, by_time, other);
+  if (t2 < plan.total_bytes) {
+    plan.total_bytes = t2;
+    plan.offsets = std::move(other);
+  }
+  return plan;
+}
+
+rlx_graph_desc PlannedGraph::desc() const {
+  rlx_graph_desc d{};
+  d.struct_size = sizeof(rlx_graph_desc);
+  d.n_tensors = static_cast<uint32_t>(tensors.size());
+  d.tensors = tensors.data();
+  d.n_nodes = static_cast<uint32_t>(nodes.size());
+  d.nodes = nodes.data();
+  d.n_slots = static_cast<uint32_t>(graph.slots.size());
+  d.arena_bytes = arena_bytes;
+  d.arena_alignment = alignment;
+  return d;
+}
+
+PlannedGraph plan_graph(Graph g, uint64_t alignment) {
+  const size_t n_tensors = g.tensors.size();
+  const auto n_nodes = static_cast<uint32_t>(g.nodes.size());
+  PlannedGraph p;
+  p.alignment = alignment;
+
+  // Last node that reads each tensor; outputs stay alive past the end.
+  std::vector<uint32_t> last_use(n_tensors, 0);
+  for (uint32_t n = 0; n < n_nodes; ++n)
+    for (TensorId t : g.nodes[n].inputs) last_use[t] = std::max(last_use[t], n);
+  for (size_t t = 0; t < n_tensors; ++t) {
+    if (g.tensors[t].is_output) last_use[t] = n_nodes;
+    if (g.tensors[t].producer >= 0)
+      last_use[t] = std::max(last_use[t], static_cast<uint32_t>(g.tensors[t].producer));
+  }
+
+  // Storage groups: a view or an in-place output joins its input's group (root).
+  std::vector<TensorId> root(n_tensors);
+  std::iota(root.begin(), root.end(), 0);
+  std::vector<int> slot(n_tensors, -1);  // slot of a group root, -1 = arena
+  for (size_t i = 0; i < g.slots.size(); ++i) slot[g.slots[i]] = static_cast<int>(i);
+  std::vector<uint32_t> group_last = last_use;
+
+  const OpRegistry& reg = OpRegistry::global();
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    const Node& node = g.nodes[n];
+    const OpDef& def = reg.get(node.op);
+    const Tensor& out = g.tensors[node.output];
+    if (node.inputs.empty()) continue;
+    TensorId r = root[node.inputs[0]];
+    if (def.view) {
+      if (out.is_output) {
+        if (slot[r] >= 0)
+          fail("output '{}' is a reshape of graph input/output '{}'; a view cannot be bound to a "
+               "second slot", out.name, g.tensors[r].name);
+        slot[r] = slot[node.output];  // the source is computed straight into the output buffer
+      }
+      root[node.output] = r;
+      group_last[r] = std::max(group_last[r], last_use[node.output]);
+      continue;
+    }
+    bool can_reuse = def.inplace && !out.is_output && slot[r] < 0 && group_last[r] == n &&
+                     g.tensors[r].info.dtype == out.info.dtype &&
+                     g.tensors[r].info.elems() == out.info.elems();
+    if (can_reuse) {
+      root[node.output] = r;
+      group_last[r] = std::max(group_last[r], last_use[node.output]);
+      ++p.inplace_reuses;
+    }
+  }
+
+  // Arena placement for groups whose root is an unbound intermediate.
+  std::vector<Lifetime> items;
+  std::vector<TensorId> item_root;
+  for (TensorId t = 0; t < n_tensors; ++t) {
+    if (root[t] != t || slot[t] >= 0) continue;
+    const Tensor& tensor = g.tensors[t];
+    items.push_back(Lifetime{dtype_bytes(tensor.info.dtype, tensor.info.elems()),
+                             static_cast<uint32_t>(tensor.producer),
+                             std::min(group_last[t], n_nodes - 1)});
+    item_root.push_back(t);
+  }
+  ArenaPlan plan = plan_arena(items, alignment);
+  std::vector<uint64_t> arena_offset(n_tensors, 0);
+  for (size_t i = 0; i < items.size(); ++i) arena_offset[item_root[i]] = plan.offsets[i];
+  p.arena_bytes = plan.total_bytes;
+  p.arena_lower_bound = plan.lower_bound;
+
+  p.tensors.resize(n_tensors);
+  for (TensorId t = 0; t < n_tensors; ++t) {
+    const TensorInfo& info = g.tensors[t].info;
+    rlx_tensor_desc& d = p.tensors[t];
+    d.dtype = info.dtype;
+    d.ndim = static_cast<uint32_t>(info.shape.size());
+    for (uint32_t i = 0; i < d.ndim; ++i) d.shape[i] = info.shape[i];
+    d.nbytes = dtype_bytes(info.dtype, info.elems());
+    TensorId r = root[t];
+    if (slot[r] >= 0) {
+      d.storage = RLX_STORAGE_SLOT;
+      d.slot = static_cast<uint32_t>(slot[r]);
+      d.offset = 0;
+    } else {
+      d.storage = RLX_STORAGE_ARENA;
+      d.offset = arena_offset[r];
+    }
+  }
+  p.nodes.resize(n_nodes);
+  for (uint32_t n = 0; n < n_nodes; ++n) {
+    const Node& node = g.nodes[n];
+    rlx_node_desc& d = p.nodes[n];
+    d.op = node.op;
+    d.op_name = reg.get(node.op).name.c_str();
+    d.n_inputs = static_cast<uint32_t>(node.inputs.size());
+    for (uint32_t i = 0; i < d.n_inputs; ++i) d.inputs[i] = node.inputs[i];
+    d.output = node.output;
+    for (int i = 0; i < RLX_MAX_ATTRS; ++i) {
+      d.iattr[i] = node.attrs.i[i];
+      d.fattr[i] = node.attrs.f[i];
+    }
+  }
+  p.graph = std::move(g);
+  return p;
+}
+
+}  // namespace rlx
