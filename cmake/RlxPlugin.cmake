@@ -31,6 +31,11 @@ function(rlx_add_plugin kind name)
   target_compile_features(${target} PRIVATE cxx_std_20)
   target_compile_options(${target} PRIVATE ${P_OPTIONS})
   target_link_libraries(${target} PRIVATE rlx::plugin_abi ${P_LIBRARIES})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # STB_GNU_UNIQUE symbols (statics in inline functions) make dlclose a no-op; unloading a
+    # plugin must really unmap it.
+    target_compile_options(${target} PRIVATE -fno-gnu-unique)
+  endif()
   if(NOT APPLE AND NOT WIN32)
     # A plugin must not resolve symbols from whoever loads it, nor leave any undefined.
     target_link_options(${target} PRIVATE "LINKER:--no-undefined" "LINKER:-Bsymbolic")

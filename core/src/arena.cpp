@@ -1,7 +1,9 @@
-// Arena planning. Two greedy placements (largest buffer first, and first-fit in execution
-// order) each put a buffer at the lowest offset that does not overlap any already placed buffer
-// whose lifetime intersects its own; the smaller arena wins. On chains (each buffer alive with
-// its neighbours only) largest-first reaches the lower bound, which the tests check.
+// Arena planning. Three greedy placements each put a buffer where it overlaps no already placed
+// buffer whose lifetime intersects its own: largest first at the lowest offset; execution order
+// at the lowest offset; and execution order alternating between the bottom and the top of an
+// arena of lower-bound size. The smallest arena wins. The two-ended one is exact on chains
+// (buffer i alive with i-1 and i+1 only, as in a layer-by-layer forward pass): neighbours sit
+// at opposite ends and s_i + s_{i+1} <= lower bound. The tests check that.
 #include "rlx/arena.h"
 
 #include <algorithm>
@@ -16,9 +18,12 @@ uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 bool overlaps(const Lifetime& a, const Lifetime& b) { return a.first <= b.last && b.first <= a.last; }
 
-// Places items in `order`; returns the arena size and fills offsets.
+// Places items in `order`, each at the lowest free offset; or, with `two_ended`, every second
+// item at the highest free offset that still ends within `ceiling` (falling back to the lowest
+// when none does). Returns the arena size and fills offsets.
 uint64_t place(std::span<const Lifetime> items, std::span<const uint64_t> sizes,
-               const std::vector<size_t>& order, std::vector<uint64_t>& offsets) {
+               const std::vector<size_t>& order, std::vector<uint64_t>& offsets,
+               bool two_ended = false, uint64_t ceiling = 0) {
   offsets.assign(items.size(), 0);
   std::vector<size_t> placed;
   placed.reserve(items.size());
@@ -34,6 +39,23 @@ uint64_t place(std::span<const Lifetime> items, std::span<const uint64_t> sizes,
     for (auto [b, e] : busy) {
       if (at + sizes[i] <= b) break;  // fits in the gap before this buffer
       at = std::max(at, e);
+    }
+    if (two_ended && placed.size() % 2 == 1 && sizes[i] <= ceiling) {
+      // The highest free spot ending at the ceiling or at the start of a busy range below it.
+      auto free_at = [&](uint64_t o) {
+        return std::none_of(busy.begin(), busy.end(), [&](auto r) {
+          return o < r.second && r.first < o + sizes[i];
+        });
+      };
+      if (free_at(ceiling - sizes[i])) {
+        at = ceiling - sizes[i];
+      } else {
+        for (auto it = busy.rbegin(); it != busy.rend(); ++it)
+          if (it->first <= ceiling && it->first >= sizes[i] && free_at(it->first - sizes[i])) {
+            at = it->first - sizes[i];
+            break;
+          }
+      }
     }
     offsets[i] = at;
     total = std::max(total, at + sizes[i]);
@@ -79,13 +101,15 @@ ArenaPlan plan_arena(std::span<const Lifetime> items, uint64_t alignment) {
   std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) {
     return items[a].first != items[b].first ? items[a].first < items[b].first : sizes[a] > sizes[b];
   });
-  std::vector<uint64_t> other;
   plan.total_bytes = place(items, sizes, by_size, plan.offsets);
-  uint64_t t2 = place(items, sizes, by_time, other);
-  if (t2 < plan.total_bytes) {
-    plan.total_bytes = t2;
-    plan.offsets = std::move(other);
-  }
+  std::vector<uint64_t> other;
+  auto keep_if_smaller = [&](uint64_t total) {
+    if (total >= plan.total_bytes) return;
+    plan.total_bytes = total;
+    plan.offsets = other;
+  };
+  keep_if_smaller(place(items, sizes, by_time, other));
+  keep_if_smaller(place(items, sizes, by_time, other, true, plan.lower_bound));
   return plan;
 }
 

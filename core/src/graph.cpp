@@ -111,9 +111,29 @@ void GraphBuilder::output(TensorId t, std::string name) {
     fail("output '{}': '{}' is a graph {}, not a computed tensor", name, tensor.name,
          tensor.kind == TensorKind::Input ? "input" : "weight");
   if (tensor.is_output) fail("tensor '{}' is already an output", tensor.name);
+  // A reshape shares its source's storage, so it cannot be bound to a slot of its own when the
+  // source already is one (an input, a weight, or another output).
+  TensorId root = data_root(t);
+  for (TensorId o = 0; o < g_.tensors.size(); ++o) {
+    const Tensor& other = g_.tensors[o];
+    bool bound = other.is_output || (o == root && other.kind != TensorKind::Intermediate);
+    if (o != t && bound && data_root(o) == root)
+      fail("output '{}': '{}' is a reshape of '{}', which is already bound as a graph {}; mark "
+           "only one of them as an output", name.empty() ? tensor.name : name, tensor.name,
+           other.name, other.is_output ? "output" : "input or weight");
+  }
   if (!name.empty()) tensor.name = std::move(name);
   tensor.is_output = true;
   g_.slots.push_back(t);
+}
+
+TensorId GraphBuilder::data_root(TensorId t) const {
+  while (g_.tensors[t].producer >= 0) {
+    const Node& n = g_.nodes[g_.tensors[t].producer];
+    if (!OpRegistry::global().get(n.op).view) break;
+    t = n.inputs[0];
+  }
+  return t;
 }
 
 const TensorInfo& GraphBuilder::info(TensorId t) const {

@@ -1,0 +1,64 @@
+// The rlx binary itself: `rlx devices` (text and JSON), --version, --help, bad flags.
+#include <sys/wait.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  std::string cmd = std::string("RLX_PLUGIN_PATH= RLX_LOG_LEVEL= ") + RLX_TEST_RLX_BIN + " " +
+                    args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("rlx devices lists the cpu backend and its chosen variant", "[cli]") {
+  Result r = run("devices");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("plugins:") && Catch::Contains("cpu") &&
+                        Catch::Contains("variant") && Catch::Contains("cpu:0"));
+}
+
+TEST_CASE("rlx devices lists rejected plugins with reasons", "[cli]") {
+  Result r = run(std::string("devices --plugin-dir ") + RLX_TEST_FAKE_PLUGIN_DIR);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("rejected:") &&
+                        Catch::Contains("librlx-backend-wrongabi.so: built for plugin ABI 99.0") &&
+                        Catch::Contains("librlx-backend-nosym.so") &&
+                        Catch::Contains("other variants (not chosen)"));
+  Result j = run(std::string("devices --json --plugin-dir ") + RLX_TEST_FAKE_PLUGIN_DIR);
+  REQUIRE(j.code == 0);
+  CHECK_THAT(j.out, Catch::Contains("\"rejected\":[{") &&
+                        Catch::Contains("\"name\":\"cpu\"") && Catch::Contains("\"devices\":[{"));
+}
+
+TEST_CASE("rlx --version, --help and bad input", "[cli]") {
+  CHECK_THAT(run("--version").out, Catch::Contains("plugin ABI 1."));
+  Result h = run("--help");
+  CHECK(h.code == 0);
+  CHECK_THAT(h.out, Catch::Contains("devices"));
+  Result bad = run("devices --no-such-flag");
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.out, Catch::Contains("no-such-flag"));
+  Result unknown = run("frobnicate");
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.out, Catch::Contains("unknown command 'frobnicate'"));
+  Result level = run("devices --log-level loud");
+  CHECK(level.code != 0);
+  CHECK_THAT(level.out, Catch::Contains("unknown log level 'loud'"));
+}
