@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every Debian package rlx needs to build and test. Idempotent and non-interactive:
+# packages already present are not touched, and apt-get runs only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libboost-dev          # Boost.DLL (header-only) for plugin loading
+  libfmt-dev libspdlog-dev libcxxopts-dev libtomlplusplus-dev
+  catch2                # Catch2 v2
+  python3 python3-numpy # test-model maker and float64 references
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "setup-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
