@@ -14,5 +14,6 @@ struct CommonFlags {
 };
 
 int cmd_devices(int argc, char** argv);
+int cmd_check(int argc, char** argv);
 
 }  // namespace rlx::cli

@@ -18,6 +18,7 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"devices", "list plugins, devices and rejected plugin files", rlx::cli::cmd_devices},
+    {"check", "run one transformer block on a device and compare with cpu", rlx::cli::cmd_check},
 };
 
 void print_usage() {
