@@ -13,6 +13,17 @@
  *   - anything else bumps ABI_MAJOR, and the host refuses plugins of another major.
  * Every call that can fail returns rlx_status and fills a caller-owned message buffer
  * (rlx_err: pointer + capacity) with one line saying what went wrong.
+ *
+ * Contracts a backend can rely on, and must keep:
+ *   - rlx_plugin_query returns its header whatever host_abi_major says, so the host can name both
+ *     versions when it refuses the plugin; a plugin that cannot serve that host says so in init.
+ *   - Structs the host passes for the plugin to fill (rlx_device_info) carry the host's
+ *     struct_size: write at most that many bytes.
+ *   - supports() judges op, dtypes, shapes and attributes; placement is checked by compile.
+ *   - One program is run by one host thread at a time; different programs on one device may be
+ *     run from different threads (the backend allows that or serializes internally).
+ *   - shutdown() is the last call: it joins every thread the plugin started, because the host
+ *     unmaps the library right after.
  */
 #ifndef RLX_PLUGIN_ABI_H
 #define RLX_PLUGIN_ABI_H
