@@ -228,8 +228,11 @@ std::deque<OpDef>& custom_ops() {
 const OpDef& OpRegistry::get(uint32_t id) const {
   if (id < builtin_.size()) return builtin_[id];
   std::lock_guard lock(mu_);
-  if (id >= RLX_OP_CUSTOM_BASE && id - RLX_OP_CUSTOM_BASE < custom_ops().size())
-    return custom_ops()[id - RLX_OP_CUSTOM_BASE];
+  if (id >= RLX_OP_CUSTOM_BASE && id - RLX_OP_CUSTOM_BASE < custom_ops().size()) {
+    const OpDef& d = custom_ops()[id - RLX_OP_CUSTOM_BASE];
+    if (!d.infer) fail("op id {} belonged to plugin '{}', which has been unloaded", id, d.owner);
+    return d;
+  }
   fail("unknown op id {}", id);
 }
 
@@ -238,8 +241,15 @@ const OpDef* OpRegistry::find(std::string_view name) const {
     if (d.name == name) return &d;
   std::lock_guard lock(mu_);
   for (const OpDef& d : custom_ops())
-    if (d.name == name) return &d;
+    if (d.infer && d.name == name) return &d;
   return nullptr;
+}
+
+void OpRegistry::remove_owned_by(const std::string& owner) {
+  if (owner.empty()) return;
+  std::lock_guard lock(mu_);
+  for (OpDef& d : custom_ops())
+    if (d.owner == owner) d.infer = nullptr;  // a tombstone: the id stays taken
 }
 
 uint32_t OpRegistry::add(OpDef def) {
@@ -260,7 +270,8 @@ std::vector<const OpDef*> OpRegistry::all() const {
   std::vector<const OpDef*> out;
   for (const OpDef& d : builtin_) out.push_back(&d);
   std::lock_guard lock(mu_);
-  for (const OpDef& d : custom_ops()) out.push_back(&d);
+  for (const OpDef& d : custom_ops())
+    if (d.infer) out.push_back(&d);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <regex>
 #include <set>
@@ -31,7 +32,71 @@ void host_log(int level, const char* plugin, const char* message) {
   log().log(lvl, "[{}] {}", plugin ? plugin : "?", message ? message : "");
 }
 
-const rlx_host_api kHostApi = {sizeof(rlx_host_api), RLX_ABI_MAJOR, RLX_ABI_MINOR, host_log, {}};
+// Plugin names are [a-z0-9_]; op names may also use '.' to carry their plugin's prefix.
+bool valid_name(std::string_view s, bool allow_dot = false) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || (allow_dot && c == '.');
+  });
+}
+
+std::string str_or_empty(const char* s) { return s ? std::string(s) : std::string(); }
+
+// The plugin whose init() is running on this thread; register_op is only valid then.
+thread_local const char* t_initializing = nullptr;
+
+void write_err(rlx_err err, const std::string& msg) {
+  if (!err.msg || err.cap == 0) return;
+  size_t n = std::min(msg.size(), err.cap - 1);
+  std::memcpy(err.msg, msg.data(), n);
+  err.msg[n] = '\0';
+}
+
+// Wraps a plugin's C inference callback as the registry's InferFn.
+InferFn wrap_infer(rlx_infer_fn fn) {
+  return [fn](std::span<const TensorInfo> in, const NodeAttrs& attrs, const Shape&) {
+    std::vector<rlx_tensor_desc> descs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      descs[i].dtype = in[i].dtype;
+      descs[i].ndim = static_cast<uint32_t>(in[i].shape.size());
+      std::copy(in[i].shape.begin(), in[i].shape.end(), descs[i].shape);
+    }
+    rlx_tensor_desc out{};
+    ErrBuf eb;
+    rlx_status st = fn(descs.data(), static_cast<uint32_t>(descs.size()), attrs.i.data(),
+                       attrs.f.data(), &out, eb.err());
+    if (st != RLX_OK) fail("{}", eb.msg[0] ? eb.msg : status_name(st));
+    if (out.ndim == 0 || out.ndim > RLX_MAX_DIMS || !dtype_is_known(out.dtype))
+      fail("the plugin's shape inference returned an invalid output (ndim {}, dtype {})",
+           out.ndim, out.dtype);
+    return TensorInfo{static_cast<DType>(out.dtype), Shape(out.shape, out.shape + out.ndim)};
+  };
+}
+
+rlx_status host_register_op(const rlx_op_decl* decl, uint32_t* out_id, rlx_err err) {
+  try {
+    if (!t_initializing) fail("register_op may only be called from the plugin's init()");
+    if (!decl || !out_id || decl->struct_size < offsetof(rlx_op_decl, reserved) || !decl->infer)
+      fail("register_op: the declaration is incomplete (struct_size, name and infer are required)");
+    std::string name = str_or_empty(decl->name);
+    if (!valid_name(name, true)) fail("register_op: op name '{}' must be 1-64 of [a-z0-9_.]", name);
+    OpDef def;
+    def.name = name;
+    def.min_inputs = static_cast<int>(decl->min_inputs);
+    def.max_inputs = static_cast<int>(decl->max_inputs);
+    def.inplace = decl->inplace;
+    def.infer = wrap_infer(decl->infer);
+    def.owner = t_initializing;
+    *out_id = OpRegistry::global().add(std::move(def));
+    log().debug("plugin '{}' registered op '{}' as id {}", t_initializing, name, *out_id);
+    return RLX_OK;
+  } catch (const std::exception& e) {
+    write_err(err, e.what());
+    return RLX_ERR_INVALID;
+  }
+}
+
+const rlx_host_api kHostApi = {sizeof(rlx_host_api), RLX_ABI_MAJOR,    RLX_ABI_MINOR,
+                               host_log,             host_register_op, {}};
 
 // Boost.DLL's error_code only says "Bad file descriptor"; ask the OS loader for its own words.
 std::string loader_message(const fs::path& file) {
@@ -45,13 +110,6 @@ std::string loader_message(const fs::path& file) {
   return e ? e : "unknown loader error";
 }
 
-bool valid_name(std::string_view s) {
-  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
-std::string str_or_empty(const char* s) { return s ? std::string(s) : std::string(); }
 
 }  // namespace
 
@@ -70,6 +128,17 @@ struct PluginHost::Loaded {
   const rlx_model_api* model() const { return static_cast<const rlx_model_api*>(info->api); }
 
   // The plugin's shutdown; the library is unloaded when `lib` is destroyed.
+  // Runs the plugin's init with register_op enabled for it.
+  rlx_status init(ErrBuf& eb) {
+    t_initializing = record.name.c_str();
+    rlx_status st = record.kind == RLX_PLUGIN_BACKEND ? backend()->init(&kHostApi, eb.err())
+                                                      : model()->init(&kHostApi, eb.err());
+    t_initializing = nullptr;
+    if (st == RLX_OK) initialized = true;
+    else OpRegistry::global().remove_owned_by(record.name);
+    return st;
+  }
+
   void shutdown() {
     if (!initialized) return;
     initialized = false;
@@ -78,6 +147,7 @@ struct PluginHost::Loaded {
     } else if (model()->shutdown) {
       model()->shutdown();
     }
+    OpRegistry::global().remove_owned_by(record.name);  // their infer code is about to go
   }
 
   size_t open_devices() const {
@@ -204,13 +274,11 @@ void PluginHost::scan() {
       }
       // Init and probe; on failure fall back to the next-best build of the same name.
       ErrBuf eb;
-      rlx_status st = r.kind == RLX_PLUGIN_BACKEND ? c->backend()->init(&kHostApi, eb.err())
-                                                   : c->model()->init(&kHostApi, eb.err());
+      rlx_status st = c->init(eb);
       if (st != RLX_OK) {
         reject(r.path, r.name, fmt::format("init failed ({}): {}", status_name(st), eb.msg));
         continue;
       }
-      c->initialized = true;
       if (r.kind == RLX_PLUGIN_BACKEND) {
         uint32_t n = 0;
         ErrBuf pe;

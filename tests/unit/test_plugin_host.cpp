@@ -103,6 +103,31 @@ TEST_CASE("each broken plugin is rejected with one warning and the rest still lo
   CHECK_THROWS_WITH(host.open_device("good", 3), Catch::Contains("1 device(s)"));
 }
 
+TEST_CASE("a plugin's own ops live in the registry while it is loaded", "[host][ops]") {
+  auto host = std::make_unique<PluginHost>(only(RLX_TEST_FAKE_PLUGIN_DIR));
+  const OpDef* twice = OpRegistry::global().find("good.twice");
+  REQUIRE(twice != nullptr);
+  CHECK(twice->id >= RLX_OP_CUSTOM_BASE);
+  CHECK(twice->owner == "good");
+  uint32_t id = twice->id;
+
+  GraphBuilder b;
+  TensorId x = b.input("x", RLX_F32, {2, 3});
+  TensorId y = b.op("good.twice", {x});
+  CHECK(b.info(y).shape == Shape{2, 3});
+  TensorId ids = b.input("ids", RLX_I32, {2});
+  CHECK_THROWS_WITH(b.op("good.twice", {ids}), Catch::Contains("twice takes f32 only") &&
+                                                   Catch::Contains("good.twice"));
+
+  host->unload("good");  // its inference code is unmapped: the op must go with it
+  CHECK(OpRegistry::global().find("good.twice") == nullptr);
+  CHECK_THROWS_WITH(OpRegistry::global().get(id), Catch::Contains("unloaded"));
+  host.reset();
+  // Loading it again registers it afresh.
+  PluginHost again(only(RLX_TEST_FAKE_PLUGIN_DIR));
+  CHECK(OpRegistry::global().find("good.twice") != nullptr);
+}
+
 TEST_CASE("search order: --plugin-dir, then RLX_PLUGIN_PATH, then the install dir", "[host]") {
   ::setenv("RLX_PLUGIN_PATH", "/tmp/rlx-a::/tmp/rlx-b:", 1);
   PluginHostOptions o;

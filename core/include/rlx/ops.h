@@ -45,6 +45,7 @@ struct OpDef {
   bool inplace = false;  // output may reuse input 0's storage
   bool view = false;     // output is input 0's storage (reshape): no compute
   InferFn infer;
+  std::string owner;     // the plugin that registered it; empty for built-in ops
 };
 
 class OpRegistry {
@@ -55,6 +56,9 @@ class OpRegistry {
   const OpDef* find(std::string_view name) const;  // nullptr if unknown
   // Adds a custom op and returns its id (>= RLX_OP_CUSTOM_BASE). Throws on a duplicate name.
   uint32_t add(OpDef def);
+  // Removes every op `owner` registered (its inference code is about to be unmapped). Their ids
+  // are never reused; get() on one says which plugin it belonged to.
+  void remove_owned_by(const std::string& owner);
   std::vector<const OpDef*> all() const;
 
  private:

@@ -188,12 +188,33 @@ typedef enum rlx_log_level {
   RLX_LOG_ERROR = 4
 } rlx_log_level;
 
+/* Shape/dtype inference for a plugin's own op: fill out->dtype, out->ndim and out->shape from
+ * the inputs (only dtype/ndim/shape are set on them) and the attributes, or return an error with
+ * one line about the inputs in `err`. */
+typedef rlx_status (*rlx_infer_fn)(const rlx_tensor_desc* inputs, uint32_t n_inputs,
+                                   const int64_t* iattr, const float* fattr, rlx_tensor_desc* out,
+                                   rlx_err err);
+
+/* An extra op a plugin adds to the registry (see rlx_host_api.register_op). */
+typedef struct rlx_op_decl {
+  uint32_t struct_size;
+  const char* name; /* process-wide unique, [a-z0-9_.]; prefix it: "mybackend.fused_qkv" */
+  uint32_t min_inputs;
+  uint32_t max_inputs; /* <= RLX_MAX_INPUTS */
+  bool inplace;        /* output may reuse input 0's storage */
+  rlx_infer_fn infer;
+  uint64_t reserved[4];
+} rlx_op_decl;
+
 typedef struct rlx_host_api {
   uint32_t struct_size;
   uint32_t abi_major;
   uint32_t abi_minor;
   /* Log one line through the host's logger. `plugin` is the plugin's name. */
   void (*log)(int level, const char* plugin, const char* message);
+  /* Adds a named op to the core's registry and returns its id (>= RLX_OP_CUSTOM_BASE). Only
+   * valid during init(); the op is removed again when the plugin is unloaded. */
+  rlx_status (*register_op)(const rlx_op_decl* decl, uint32_t* out_id, rlx_err err);
   uint64_t reserved[8];
 } rlx_host_api;
 
