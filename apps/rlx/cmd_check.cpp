@@ -27,8 +27,8 @@ struct BlockShape {
 Graph build_block(const BlockShape& s) {
   GraphBuilder b;
   const int64_t hd = s.head_dim();
-  TensorId x = b.input("x", RLX_F32, {s.seq, s.dim});    // [S, D]
-  TensorId pos = b.input("pos", RLX_I32, {s.seq});       // [S]
+  TensorId x = b.input("x", RLX_F32, {s.seq, s.dim});  // [S, D]
+  TensorId pos = b.input("pos", RLX_I32, {s.seq});     // [S]
   TensorId attn_norm = b.weight("attn_norm", RLX_F32, {s.dim});
   TensorId wq = b.weight("wq", RLX_F32, {s.heads * hd, s.dim});
   TensorId wk = b.weight("wk", RLX_F32, {s.kv_heads * hd, s.dim});
@@ -39,23 +39,23 @@ Graph build_block(const BlockShape& s) {
   TensorId wu = b.weight("w_up", RLX_F32, {s.ffn, s.dim});
   TensorId wd = b.weight("w_down", RLX_F32, {s.dim, s.ffn});
 
-  TensorId h = b.rms_norm(x, attn_norm, 1e-5f, "attn_in");            // [S, D]
-  TensorId q = b.reshape(b.matmul(h, wq), {s.seq, s.heads, hd});      // [S, H, hd]
-  TensorId k = b.reshape(b.matmul(h, wk), {s.seq, s.kv_heads, hd});   // [S, Hkv, hd]
-  TensorId v = b.reshape(b.matmul(h, wv), {s.seq, s.kv_heads, hd});   // [S, Hkv, hd]
+  TensorId h = b.rms_norm(x, attn_norm, 1e-5f, "attn_in");           // [S, D]
+  TensorId q = b.reshape(b.matmul(h, wq), {s.seq, s.heads, hd});     // [S, H, hd]
+  TensorId k = b.reshape(b.matmul(h, wk), {s.seq, s.kv_heads, hd});  // [S, Hkv, hd]
+  TensorId v = b.reshape(b.matmul(h, wv), {s.seq, s.kv_heads, hd});  // [S, Hkv, hd]
   NodeAttrs rope;
   rope.f[0] = 10000.0f;
   q = b.op("rope", {q, pos}, rope, "q_rope");
   k = b.op("rope", {k, pos}, rope, "k_rope");
   NodeAttrs attn;
   attn.f[0] = 1.0f / std::sqrt(static_cast<float>(hd));
-  attn.i[0] = 1;  // causal
+  attn.i[0] = 1;                                                      // causal
   TensorId a = b.op("attention", {q, k, v}, attn, "attn");            // [S, H, hd]
   a = b.matmul(b.reshape(a, {s.seq, s.heads * hd}), wo, "attn_out");  // [S, D]
-  TensorId x2 = b.add(x, a, "resid1");                                 // [S, D]
-  TensorId m = b.rms_norm(x2, ffn_norm, 1e-5f, "ffn_in");              // [S, D]
-  TensorId g = b.op("silu_mul", {b.matmul(m, wg), b.matmul(m, wu)});   // [S, F]
-  TensorId y = b.add(x2, b.matmul(g, wd, "ffn_out"), "resid2");        // [S, D]
+  TensorId x2 = b.add(x, a, "resid1");                                // [S, D]
+  TensorId m = b.rms_norm(x2, ffn_norm, 1e-5f, "ffn_in");             // [S, D]
+  TensorId g = b.op("silu_mul", {b.matmul(m, wg), b.matmul(m, wu)});  // [S, F]
+  TensorId y = b.add(x2, b.matmul(g, wd, "ffn_out"), "resid2");       // [S, D]
   b.output(y, "y");
   return b.finish();
 }
@@ -103,14 +103,15 @@ Run run_on(Device& dev, const PlannedGraph& p, std::mt19937& rng_seeded, int rep
 }  // namespace
 
 int cmd_check(int argc, char** argv) {
-  cxxopts::Options opts("rlx check",
-                        "Run one random-weight transformer block on a device and compare with cpu.");
+  cxxopts::Options opts(
+      "rlx check", "Run one random-weight transformer block on a device and compare with cpu.");
   add_common_flags(opts);
-  opts.add_options()
-      ("device", "device to check: NAME or NAME:INDEX", cxxopts::value<std::string>()->default_value("cpu"))
-      ("threads", "host threads for the backend (0 = all cores)", cxxopts::value<uint32_t>()->default_value("0"))
-      ("seq", "sequence length", cxxopts::value<int64_t>()->default_value("7"))
-      ("reps", "timed repetitions", cxxopts::value<int>()->default_value("3"));
+  opts.add_options()("device", "device to check: NAME or NAME:INDEX",
+                     cxxopts::value<std::string>()->default_value("cpu"))(
+      "threads", "host threads for the backend (0 = all cores)",
+      cxxopts::value<uint32_t>()->default_value("0"))(
+      "seq", "sequence length", cxxopts::value<int64_t>()->default_value("7"))(
+      "reps", "timed repetitions", cxxopts::value<int>()->default_value("3"));
   cxxopts::ParseResult r;
   if (!parse_flags(opts, argc, argv, r)) return 0;
   PluginHost host(apply_common_flags(r));

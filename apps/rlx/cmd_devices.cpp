@@ -33,9 +33,9 @@ void print_text(const PluginHost& host) {
   auto plugins = host.plugins();
   if (plugins.empty()) std::printf("  (none)\n");
   for (const auto& p : plugins)
-    std::printf("  %-10s %-8s %-8s variant %-8s score %-3u %s\n", p.name.c_str(),
-                kind_name(p.kind), p.version.c_str(), p.variant.empty() ? "-" : p.variant.c_str(),
-                p.score, p.path.string().c_str());
+    std::printf("  %-10s %-8s %-8s variant %-8s score %-3u %s\n", p.name.c_str(), kind_name(p.kind),
+                p.version.c_str(), p.variant.empty() ? "-" : p.variant.c_str(), p.score,
+                p.path.string().c_str());
 
   std::printf("\ndevices:\n");
   auto devices = host.devices();
@@ -48,9 +48,8 @@ void print_text(const PluginHost& host) {
                 d.info.driver[0] ? d.info.driver : "-", mem.c_str(), d.info.capabilities);
   }
   for (const auto& p : plugins)
-    if (p.kind == RLX_PLUGIN_BACKEND && !std::any_of(devices.begin(), devices.end(), [&](auto& d) {
-          return d.backend == p.name;
-        }))
+    if (p.kind == RLX_PLUGIN_BACKEND &&
+        !std::any_of(devices.begin(), devices.end(), [&](auto& d) { return d.backend == p.name; }))
       std::printf("  %s: no device on this machine\n", p.name.c_str());
 
   bool any_superseded = false, any_rejected = false;
@@ -58,7 +57,8 @@ void print_text(const PluginHost& host) {
   if (any_superseded) {
     std::printf("\nother variants (not chosen):\n");
     for (const auto& r : host.rejected())
-      if (r.superseded) std::printf("  %s: %s\n", r.path.filename().string().c_str(), r.reason.c_str());
+      if (r.superseded)
+        std::printf("  %s: %s\n", r.path.filename().string().c_str(), r.reason.c_str());
   }
   std::printf("\nrejected:\n");
   if (!any_rejected) std::printf("  (none)\n");
@@ -79,8 +79,8 @@ void print_json(const PluginHost& host) {
   for (const auto& p : host.plugins()) {
     out += fmt::format(
         R"({}{{"name":"{}","kind":"{}","version":"{}","variant":"{}","score":{},"abi":"{}.{}","file":"{}","description":"{}"}})",
-        sep, json_escape(p.name), kind_name(p.kind), json_escape(p.version),
-        json_escape(p.variant), p.score, p.abi_major, p.abi_minor, json_escape(p.path.string()),
+        sep, json_escape(p.name), kind_name(p.kind), json_escape(p.version), json_escape(p.variant),
+        p.score, p.abi_major, p.abi_minor, json_escape(p.path.string()),
         json_escape(p.description));
     sep = ",";
   }

@@ -8,13 +8,11 @@
 namespace rlx::cli {
 
 void add_common_flags(cxxopts::Options& opts) {
-  opts.add_options("common")
-      ("plugin-dir", "search DIR for plugins first (repeatable)",
-       cxxopts::value<std::vector<std::string>>(), "DIR")
-      ("log-level", "trace, debug, info, warn, error, off (or RLX_LOG_LEVEL)",
-       cxxopts::value<std::string>(), "LEVEL")
-      ("v,verbose", "more detail (same as --log-level info)")
-      ("h,help", "show this help");
+  opts.add_options("common")("plugin-dir", "search DIR for plugins first (repeatable)",
+                             cxxopts::value<std::vector<std::string>>(), "DIR")(
+      "log-level", "trace, debug, info, warn, error, off (or RLX_LOG_LEVEL)",
+      cxxopts::value<std::string>(),
+      "LEVEL")("v,verbose", "more detail (same as --log-level info)")("h,help", "show this help");
 }
 
 bool parse_flags(cxxopts::Options& opts, int argc, char** argv, cxxopts::ParseResult& out) {
@@ -38,7 +36,8 @@ PluginHostOptions apply_common_flags(const cxxopts::ParseResult& r) {
   if (r.count("log-level")) set_log_level(r["log-level"].as<std::string>());
   PluginHostOptions opts;
   if (r.count("plugin-dir"))
-    for (const auto& d : r["plugin-dir"].as<std::vector<std::string>>()) opts.plugin_dirs.emplace_back(d);
+    for (const auto& d : r["plugin-dir"].as<std::vector<std::string>>())
+      opts.plugin_dirs.emplace_back(d);
   return opts;
 }
 
@@ -63,8 +62,10 @@ std::string json_escape(std::string_view s) {
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
+        if (c < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += static_cast<char>(c);
     }
   }
   return out;

@@ -29,7 +29,8 @@ void print_usage() {
   for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
   std::printf(
       "\nglobal:\n  --help       this text\n  --version    print the version and plugin ABI\n"
-      "\nenvironment:\n  RLX_PLUGIN_PATH   colon-separated plugin directories (after --plugin-dir)\n"
+      "\nenvironment:\n  RLX_PLUGIN_PATH   colon-separated plugin directories (after "
+      "--plugin-dir)\n"
       "  RLX_LOG_LEVEL     trace, debug, info, warn (default), error, off\n");
 }
 

@@ -16,7 +16,9 @@ namespace {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-bool overlaps(const Lifetime& a, const Lifetime& b) { return a.first <= b.last && b.first <= a.last; }
+bool overlaps(const Lifetime& a, const Lifetime& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
 
 // Places items in `order`, each at the lowest free offset; or, with `two_ended`, every second
 // item at the highest free offset that still ends within `ceiling` (falling back to the lowest
@@ -43,9 +45,8 @@ uint64_t place(std::span<const Lifetime> items, std::span<const uint64_t> sizes,
     if (two_ended && placed.size() % 2 == 1 && sizes[i] <= ceiling) {
       // The highest free spot ending at the ceiling or at the start of a busy range below it.
       auto free_at = [&](uint64_t o) {
-        return std::none_of(busy.begin(), busy.end(), [&](auto r) {
-          return o < r.second && r.first < o + sizes[i];
-        });
+        return std::none_of(busy.begin(), busy.end(),
+                            [&](auto r) { return o < r.second && r.first < o + sizes[i]; });
       };
       if (free_at(ceiling - sizes[i])) {
         at = ceiling - sizes[i];
@@ -159,8 +160,10 @@ PlannedGraph plan_graph(Graph g, uint64_t alignment) {
     if (def.view) {
       if (out.is_output) {
         if (slot[r] >= 0)
-          fail("output '{}' is a reshape of graph input/output '{}'; a view cannot be bound to a "
-               "second slot", out.name, g.tensors[r].name);
+          fail(
+              "output '{}' is a reshape of graph input/output '{}'; a view cannot be bound to a "
+              "second slot",
+              out.name, g.tensors[r].name);
         slot[r] = slot[node.output];  // the source is computed straight into the output buffer
       }
       root[node.output] = r;

@@ -23,7 +23,8 @@ TensorId GraphBuilder::add_tensor(std::string name, TensorInfo info, TensorKind 
     fail("tensor '{}' has {} dims; rlx tensors have 1 to {}", name, info.shape.size(),
          RLX_MAX_DIMS);
   for (int64_t d : info.shape)
-    if (d <= 0) fail("tensor '{}' has shape {}: every dim must be > 0", name, shape_str(info.shape));
+    if (d <= 0)
+      fail("tensor '{}' has shape {}: every dim must be > 0", name, shape_str(info.shape));
   if (!dtype_is_known(info.dtype)) fail("tensor '{}' has unknown dtype id {}", name, +info.dtype);
   Tensor t;
   t.name = std::move(name);
@@ -118,9 +119,11 @@ void GraphBuilder::output(TensorId t, std::string name) {
     const Tensor& other = g_.tensors[o];
     bool bound = other.is_output || (o == root && other.kind != TensorKind::Intermediate);
     if (o != t && bound && data_root(o) == root)
-      fail("output '{}': '{}' is a reshape of '{}', which is already bound as a graph {}; mark "
-           "only one of them as an output", name.empty() ? tensor.name : name, tensor.name,
-           other.name, other.is_output ? "output" : "input or weight");
+      fail(
+          "output '{}': '{}' is a reshape of '{}', which is already bound as a graph {}; mark "
+          "only one of them as an output",
+          name.empty() ? tensor.name : name, tensor.name, other.name,
+          other.is_output ? "output" : "input or weight");
   }
   if (!name.empty()) tensor.name = std::move(name);
   tensor.is_output = true;

@@ -92,8 +92,8 @@ TensorInfo infer_matmul(std::span<const TensorInfo> in, const NodeAttrs&, const 
   require_rank(w, 2, "weight");
   require_weight_rows(w, "weight");
   int64_t k = last_dim(x, "x");
-  require(w.shape[1] == k, "weight {} must be [n, {}] to match x's last dim {}",
-          shape_str(w.shape), k, k);
+  require(w.shape[1] == k, "weight {} must be [n, {}] to match x's last dim {}", shape_str(w.shape),
+          k, k);
   TensorInfo out{RLX_F32, x.shape};
   out.shape.back() = w.shape[0];
   return out;
@@ -164,8 +164,8 @@ TensorInfo infer_reshape(std::span<const TensorInfo> in, const NodeAttrs&, const
   }
   int64_t n = in[0].elems();
   if (free_dim >= 0) {
-    require(known > 0 && n % known == 0, "cannot infer -1 in {} from {} elements",
-            shape_str(hint), n);
+    require(known > 0 && n % known == 0, "cannot infer -1 in {} from {} elements", shape_str(hint),
+            n);
     out[free_dim] = n / known;
   }
   require(TensorInfo{in[0].dtype, out}.elems() == n, "target {} has {} elements, input has {}",
@@ -203,8 +203,8 @@ InferFn builtin_infer(uint32_t id) {
 }  // namespace
 
 OpRegistry::OpRegistry() {
-#define RLX_OP(id, name, min_in, max_in, inplace)                                              \
-  builtin_.push_back(OpDef{RLX_OP_##id, name, min_in, max_in, inplace != 0,                    \
+#define RLX_OP(id, name, min_in, max_in, inplace)                           \
+  builtin_.push_back(OpDef{RLX_OP_##id, name, min_in, max_in, inplace != 0, \
                            RLX_OP_##id == RLX_OP_RESHAPE, builtin_infer(RLX_OP_##id)});
 #include "rlx/ops.def"
 #undef RLX_OP

@@ -66,8 +66,8 @@ InferFn wrap_infer(rlx_infer_fn fn) {
                        attrs.f.data(), &out, eb.err());
     if (st != RLX_OK) fail("{}", eb.msg[0] ? eb.msg : status_name(st));
     if (out.ndim == 0 || out.ndim > RLX_MAX_DIMS || !dtype_is_known(out.dtype))
-      fail("the plugin's shape inference returned an invalid output (ndim {}, dtype {})",
-           out.ndim, out.dtype);
+      fail("the plugin's shape inference returned an invalid output (ndim {}, dtype {})", out.ndim,
+           out.dtype);
     return TensorInfo{static_cast<DType>(out.dtype), Shape(out.shape, out.shape + out.ndim)};
   };
 }
@@ -95,8 +95,8 @@ rlx_status host_register_op(const rlx_op_decl* decl, uint32_t* out_id, rlx_err e
   }
 }
 
-const rlx_host_api kHostApi = {sizeof(rlx_host_api), RLX_ABI_MAJOR,    RLX_ABI_MINOR,
-                               host_log,             host_register_op, {}};
+const rlx_host_api kHostApi = {
+    sizeof(rlx_host_api), RLX_ABI_MAJOR, RLX_ABI_MINOR, host_log, host_register_op, {}};
 
 // Boost.DLL's error_code only says "Bad file descriptor"; ask the OS loader for its own words.
 std::string loader_message(const fs::path& file) {
@@ -110,7 +110,6 @@ std::string loader_message(const fs::path& file) {
   return e ? e : "unknown loader error";
 }
 
-
 }  // namespace
 
 struct PluginHost::Loaded {
@@ -122,9 +121,7 @@ struct PluginHost::Loaded {
   std::vector<DeviceRecord> devices;
   std::vector<std::weak_ptr<Device>> opened;
 
-  const rlx_backend_api* backend() const {
-    return static_cast<const rlx_backend_api*>(info->api);
-  }
+  const rlx_backend_api* backend() const { return static_cast<const rlx_backend_api*>(info->api); }
   const rlx_model_api* model() const { return static_cast<const rlx_model_api*>(info->api); }
 
   // The plugin's shutdown; the library is unloaded when `lib` is destroyed.
@@ -134,8 +131,10 @@ struct PluginHost::Loaded {
     rlx_status st = record.kind == RLX_PLUGIN_BACKEND ? backend()->init(&kHostApi, eb.err())
                                                       : model()->init(&kHostApi, eb.err());
     t_initializing = nullptr;
-    if (st == RLX_OK) initialized = true;
-    else OpRegistry::global().remove_owned_by(record.name);
+    if (st == RLX_OK)
+      initialized = true;
+    else
+      OpRegistry::global().remove_owned_by(record.name);
     return st;
   }
 
@@ -151,8 +150,8 @@ struct PluginHost::Loaded {
   }
 
   size_t open_devices() const {
-    return static_cast<size_t>(std::count_if(opened.begin(), opened.end(),
-                                             [](const auto& w) { return !w.expired(); }));
+    return static_cast<size_t>(
+        std::count_if(opened.begin(), opened.end(), [](const auto& w) { return !w.expired(); }));
   }
 };
 
@@ -164,7 +163,8 @@ fs::path PluginHost::install_plugin_dir() {
 }
 
 bool PluginHost::is_plugin_filename(const std::string& filename) {
-  static const std::regex re(R"(^librlx-(backend|model)-[A-Za-z0-9_]+(-[A-Za-z0-9_]+)?\.(so|dylib|dll)$)");
+  static const std::regex re(
+      R"(^librlx-(backend|model)-[A-Za-z0-9_]+(-[A-Za-z0-9_]+)?\.(so|dylib|dll)$)");
   return std::regex_match(filename, re);
 }
 
@@ -294,8 +294,8 @@ void PluginHost::scan() {
         if (st != RLX_OK) {
           c->shutdown();
           c->devices.clear();
-          reject(r.path, r.name, fmt::format("unavailable: device probe failed ({}): {}",
-                                             status_name(st), pe.msg));
+          reject(r.path, r.name,
+                 fmt::format("unavailable: device probe failed ({}): {}", status_name(st), pe.msg));
           continue;
         }
       }
@@ -327,8 +327,9 @@ std::unique_ptr<PluginHost::Loaded> PluginHost::try_load(const fs::path& file) {
   auto query = l->lib.get<std::remove_pointer_t<rlx_plugin_query_fn>>(RLX_QUERY_SYMBOL);
   const rlx_plugin_info* info = query(RLX_ABI_MAJOR);
   if (!info) {
-    reject(file, "", fmt::format(RLX_QUERY_SYMBOL " returned NULL: the plugin refused host ABI {}",
-                                 RLX_ABI_MAJOR));
+    reject(file, "",
+           fmt::format(RLX_QUERY_SYMBOL " returned NULL: the plugin refused host ABI {}",
+                       RLX_ABI_MAJOR));
     return nullptr;
   }
   if (info->abi_major != RLX_ABI_MAJOR) {
@@ -361,17 +362,17 @@ std::unique_ptr<PluginHost::Loaded> PluginHost::try_load(const fs::path& file) {
   if (info->kind == RLX_PLUGIN_BACKEND) {
     const auto* api = static_cast<const rlx_backend_api*>(info->api);
     if (api->struct_size < kMinBackendSize) {
-      reject(file, name, fmt::format("backend table struct_size {} is smaller than ABI {}.0's {}",
-                                     api->struct_size, RLX_ABI_MAJOR, kMinBackendSize));
+      reject(file, name,
+             fmt::format("backend table struct_size {} is smaller than ABI {}.0's {}",
+                         api->struct_size, RLX_ABI_MAJOR, kMinBackendSize));
       return nullptr;
     }
-    const void* fns[] = {(void*)api->init,         (void*)api->device_count,
-                         (void*)api->device_info,  (void*)api->device_open,
-                         (void*)api->device_close, (void*)api->buffer_alloc,
-                         (void*)api->buffer_free,  (void*)api->buffer_write,
-                         (void*)api->buffer_read,  (void*)api->supports,
-                         (void*)api->program_compile, (void*)api->program_run,
-                         (void*)api->program_free};
+    const void* fns[] = {
+        (void*)api->init,        (void*)api->device_count,    (void*)api->device_info,
+        (void*)api->device_open, (void*)api->device_close,    (void*)api->buffer_alloc,
+        (void*)api->buffer_free, (void*)api->buffer_write,    (void*)api->buffer_read,
+        (void*)api->supports,    (void*)api->program_compile, (void*)api->program_run,
+        (void*)api->program_free};
     if (std::any_of(std::begin(fns), std::end(fns), [](const void* p) { return !p; })) {
       reject(file, name, "backend table has a NULL required function");
       return nullptr;

@@ -97,10 +97,10 @@ rlx_status program_run(rlx_device*, rlx_program* p, const rlx_binding* b, uint32
                        rlx_err err) {
   auto addr = [&](uint32_t t) -> float* {
     const rlx_tensor_desc& d = p->tensors[t];
-    unsigned char* base = d.storage == RLX_STORAGE_ARENA
-                              ? p->arena.data()
-                              : (d.slot < nb ? b[d.slot].buffer->bytes.data() + b[d.slot].offset
-                                             : nullptr);
+    unsigned char* base =
+        d.storage == RLX_STORAGE_ARENA
+            ? p->arena.data()
+            : (d.slot < nb ? b[d.slot].buffer->bytes.data() + b[d.slot].offset : nullptr);
     return base ? reinterpret_cast<float*>(base + d.offset) : nullptr;
   };
   for (const rlx_node_desc& n : p->nodes) {

@@ -106,10 +106,22 @@ uint32_t score() {
 #endif
 }
 
-const rlx_backend_api kApi = {
-    sizeof(rlx_backend_api), init,         shutdown,    device_count, device_info,
-    device_open,             device_close, buffer_alloc, buffer_free, buffer_write,
-    buffer_read,             supports,     program_compile, program_run, program_free, {}};
+const rlx_backend_api kApi = {sizeof(rlx_backend_api),
+                              init,
+                              shutdown,
+                              device_count,
+                              device_info,
+                              device_open,
+                              device_close,
+                              buffer_alloc,
+                              buffer_free,
+                              buffer_write,
+                              buffer_read,
+                              supports,
+                              program_compile,
+                              program_run,
+                              program_free,
+                              {}};
 
 const rlx_plugin_info kInfo = {FAKE_ABI_MAJOR,
                                RLX_ABI_MINOR,

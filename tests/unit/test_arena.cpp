@@ -24,7 +24,11 @@ void check_no_clobber(const PlannedGraph& p) {
       t = g.nodes[g.tensors[t].producer].inputs[0];
     return t;
   };
-  struct Write { uint32_t node; uint64_t off, n; TensorId t; };
+  struct Write {
+    uint32_t node;
+    uint64_t off, n;
+    TensorId t;
+  };
   std::vector<Write> writes;
   for (uint32_t n = 0; n < g.nodes.size(); ++n) {
     for (TensorId in : g.nodes[n].inputs) {
@@ -119,8 +123,8 @@ TEST_CASE("plan_arena: no two buffers alive at once overlap", "[arena]") {
       for (size_t j = i + 1; j < items.size(); ++j) {
         bool live_together = items[i].first <= items[j].last && items[j].first <= items[i].last;
         if (live_together)
-          REQUIRE_FALSE(ranges_overlap(plan.offsets[i], items[i].bytes, plan.offsets[j],
-                                       items[j].bytes));
+          REQUIRE_FALSE(
+              ranges_overlap(plan.offsets[i], items[i].bytes, plan.offsets[j], items[j].bytes));
       }
     }
   }
@@ -180,15 +184,15 @@ TEST_CASE("plan_graph: element-wise chains run in place, reshape is a view", "[a
   GraphBuilder b;
   TensorId x = b.input("x", RLX_F32, {4, 16});
   TensorId w = b.weight("w", RLX_F32, {16, 16});
-  TensorId h = b.matmul(x, w);             // arena
-  TensorId s = b.op("silu", {h});           // in place over h
+  TensorId h = b.matmul(x, w);     // arena
+  TensorId s = b.op("silu", {h});  // in place over h
   NodeAttrs half;
   half.f[0] = 0.5f;
-  TensorId c = b.op("scale", {s}, half);    // in place again
-  TensorId r = b.reshape(c, {8, 8});        // view
-  TensorId y = b.op("silu", {r});           // r dies here: in place
-  TensorId back = b.reshape(y, {4, 16});    // view
-  TensorId out = b.add(back, x);            // an output: its own slot
+  TensorId c = b.op("scale", {s}, half);  // in place again
+  TensorId r = b.reshape(c, {8, 8});      // view
+  TensorId y = b.op("silu", {r});         // r dies here: in place
+  TensorId back = b.reshape(y, {4, 16});  // view
+  TensorId out = b.add(back, x);          // an output: its own slot
   b.output(out);
   PlannedGraph p = plan_graph(b.finish());
   CHECK(p.inplace_reuses == 3);

@@ -14,8 +14,8 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  std::string cmd = std::string("RLX_PLUGIN_PATH= RLX_LOG_LEVEL= ") + RLX_TEST_RLX_BIN + " " +
-                    args + " 2>&1";
+  std::string cmd =
+      std::string("RLX_PLUGIN_PATH= RLX_LOG_LEVEL= ") + RLX_TEST_RLX_BIN + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -43,8 +43,8 @@ TEST_CASE("rlx devices lists rejected plugins with reasons", "[cli]") {
                         Catch::Contains("other variants (not chosen)"));
   Result j = run(std::string("devices --json --plugin-dir ") + RLX_TEST_FAKE_PLUGIN_DIR);
   REQUIRE(j.code == 0);
-  CHECK_THAT(j.out, Catch::Contains("\"rejected\":[{") &&
-                        Catch::Contains("\"name\":\"cpu\"") && Catch::Contains("\"devices\":[{"));
+  CHECK_THAT(j.out, Catch::Contains("\"rejected\":[{") && Catch::Contains("\"name\":\"cpu\"") &&
+                        Catch::Contains("\"devices\":[{"));
 }
 
 TEST_CASE("rlx --version, --help and bad input", "[cli]") {

@@ -7,11 +7,11 @@ using namespace rlx;
 
 TEST_CASE("graph builder records tensors, nodes and slots", "[graph]") {
   GraphBuilder b;
-  TensorId x = b.input("x", RLX_F32, {4, 16});      // slot 0
-  TensorId w = b.weight("w", RLX_F32, {32, 16});    // slot 1
-  TensorId y = b.matmul(x, w, "proj");              // [4, 32]
+  TensorId x = b.input("x", RLX_F32, {4, 16});    // slot 0
+  TensorId w = b.weight("w", RLX_F32, {32, 16});  // slot 1
+  TensorId y = b.matmul(x, w, "proj");            // [4, 32]
   TensorId z = b.op("silu", {y});
-  b.output(z, "out");                               // slot 2
+  b.output(z, "out");  // slot 2
   Graph g = b.finish();
   REQUIRE(g.nodes.size() == 2);
   CHECK(g.tensors[y].info.shape == Shape{4, 32});

@@ -95,10 +95,10 @@ TEST_CASE("each broken plugin is rejected with one warning and the rest still lo
   for (const auto& w : warnings) CHECK(w.find("multi-low") == std::string::npos);
 
   // Opening a rejected or unknown backend explains itself.
-  CHECK_THROWS_WITH(host.open_device("probefail"), Catch::Contains("not loaded") &&
-                                                       Catch::Contains("simulated driver failure"));
-  CHECK_THROWS_WITH(host.open_device("nope"), Catch::Contains("no backend named 'nope'") &&
-                                                  Catch::Contains("good"));
+  CHECK_THROWS_WITH(host.open_device("probefail"),
+                    Catch::Contains("not loaded") && Catch::Contains("simulated driver failure"));
+  CHECK_THROWS_WITH(host.open_device("nope"),
+                    Catch::Contains("no backend named 'nope'") && Catch::Contains("good"));
   CHECK_THROWS_WITH(host.open_device_spec("good:x"), Catch::Contains("NAME:INDEX"));
   CHECK_THROWS_WITH(host.open_device("good", 3), Catch::Contains("1 device(s)"));
 }
@@ -116,8 +116,8 @@ TEST_CASE("a plugin's own ops live in the registry while it is loaded", "[host][
   TensorId y = b.op("good.twice", {x});
   CHECK(b.info(y).shape == Shape{2, 3});
   TensorId ids = b.input("ids", RLX_I32, {2});
-  CHECK_THROWS_WITH(b.op("good.twice", {ids}), Catch::Contains("twice takes f32 only") &&
-                                                   Catch::Contains("good.twice"));
+  CHECK_THROWS_WITH(b.op("good.twice", {ids}),
+                    Catch::Contains("twice takes f32 only") && Catch::Contains("good.twice"));
 
   host->unload("good");  // its inference code is unmapped: the op must go with it
   CHECK(OpRegistry::global().find("good.twice") == nullptr);

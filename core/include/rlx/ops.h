@@ -28,8 +28,8 @@ struct NodeAttrs {
   std::array<float, RLX_MAX_ATTRS> f{};
 };
 
-std::string shape_str(const Shape& s);        // "[2, 3]"
-std::string info_str(const TensorInfo& t);    // "f32[2, 3]"
+std::string shape_str(const Shape& s);      // "[2, 3]"
+std::string info_str(const TensorInfo& t);  // "f32[2, 3]"
 
 // Shape/dtype inference. Throws rlx::Error with a message about the inputs only; the graph
 // builder adds the op, node and shapes around it. `out_hint` is the shape the builder asked for
@@ -45,14 +45,14 @@ struct OpDef {
   bool inplace = false;  // output may reuse input 0's storage
   bool view = false;     // output is input 0's storage (reshape): no compute
   InferFn infer;
-  std::string owner;     // the plugin that registered it; empty for built-in ops
+  std::string owner;  // the plugin that registered it; empty for built-in ops
 };
 
 class OpRegistry {
  public:
   static OpRegistry& global();
 
-  const OpDef& get(uint32_t id) const;            // throws for an unknown id
+  const OpDef& get(uint32_t id) const;             // throws for an unknown id
   const OpDef* find(std::string_view name) const;  // nullptr if unknown
   // Adds a custom op and returns its id (>= RLX_OP_CUSTOM_BASE). Throws on a duplicate name.
   uint32_t add(OpDef def);

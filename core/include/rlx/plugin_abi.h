@@ -157,12 +157,12 @@ typedef enum rlx_device_type {
 
 typedef struct rlx_device_info {
   uint32_t struct_size;
-  uint32_t type;           /* rlx_device_type */
-  char name[128];          /* "AMD EPYC (avx512)", "NVIDIA H200", ... */
-  char driver[64];         /* driver / runtime name and version, "" if none */
-  uint64_t memory_total;   /* bytes the backend can allocate (0 = unknown) */
-  uint64_t memory_free;    /* bytes free now (0 = unknown) */
-  char capabilities[256];  /* space-separated tags: "f32 f16 threads=2 avx2 fma" */
+  uint32_t type;          /* rlx_device_type */
+  char name[128];         /* "AMD EPYC (avx512)", "NVIDIA H200", ... */
+  char driver[64];        /* driver / runtime name and version, "" if none */
+  uint64_t memory_total;  /* bytes the backend can allocate (0 = unknown) */
+  uint64_t memory_free;   /* bytes free now (0 = unknown) */
+  char capabilities[256]; /* space-separated tags: "f32 f16 threads=2 avx2 fma" */
   uint64_t reserved[8];
 } rlx_device_info;
 

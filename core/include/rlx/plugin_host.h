@@ -18,8 +18,8 @@ namespace rlx {
 
 struct PluginHostOptions {
   std::vector<std::filesystem::path> plugin_dirs;  // --plugin-dir, searched first, in order
-  bool use_env = true;                              // then RLX_PLUGIN_PATH (colon-separated)
-  bool use_install_dir = true;                      // then <exe dir>/../lib/rlx/plugins
+  bool use_env = true;                             // then RLX_PLUGIN_PATH (colon-separated)
+  bool use_install_dir = true;                     // then <exe dir>/../lib/rlx/plugins
 };
 
 struct PluginRecord {
