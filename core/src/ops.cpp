@@ -205,7 +205,7 @@ InferFn builtin_infer(uint32_t id) {
 OpRegistry::OpRegistry() {
 #define RLX_OP(id, name, min_in, max_in, inplace)                           \
   builtin_.push_back(OpDef{RLX_OP_##id, name, min_in, max_in, inplace != 0, \
-                           RLX_OP_##id == RLX_OP_RESHAPE, builtin_infer(RLX_OP_##id)});
+                           RLX_OP_##id == RLX_OP_RESHAPE, builtin_infer(RLX_OP_##id), ""});
 #include "rlx/ops.def"
 #undef RLX_OP
   for (const OpDef& d : builtin_)
