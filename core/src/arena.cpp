@@ -143,9 +143,11 @@ PlannedGraph plan_graph(Graph g, uint64_t alignment) {
       last_use[t] = std::max(last_use[t], static_cast<uint32_t>(g.tensors[t].producer));
   }
 
-  // Storage groups: a view or an in-place output joins its input's group (root).
+  // Storage groups: a view, an update or an in-place output joins its input's group (root);
+  // a view also sits at a byte offset inside it (slice).
   std::vector<TensorId> root(n_tensors);
   std::iota(root.begin(), root.end(), 0);
+  std::vector<uint64_t> view_offset(n_tensors, 0);
   std::vector<int> slot(n_tensors, -1);  // slot of a group root, -1 = arena
   for (size_t i = 0; i < g.slots.size(); ++i) slot[g.slots[i]] = static_cast<int>(i);
   std::vector<uint32_t> group_last = last_use;
@@ -156,28 +158,32 @@ PlannedGraph plan_graph(Graph g, uint64_t alignment) {
     const OpDef& def = reg.get(node.op);
     const Tensor& out = g.tensors[node.output];
     if (node.inputs.empty()) continue;
-    TensorId r = root[node.inputs[0]];
-    if (def.view) {
-      if (out.is_output) {
-        if (slot[r] >= 0)
-          fail(
-              "output '{}' is a reshape of graph input/output '{}'; a view cannot be bound to a "
-              "second slot",
-              out.name, g.tensors[r].name);
-        slot[r] = slot[node.output];  // the source is computed straight into the output buffer
-      }
-      root[node.output] = r;
-      group_last[r] = std::max(group_last[r], last_use[node.output]);
-      continue;
+    TensorId in0 = node.inputs[0];
+    TensorId r = root[in0];
+    bool join = def.aliases_input0();
+    if (join && out.is_output) {
+      // GraphBuilder::output only allows this for a whole-tensor view of an unbound source.
+      if (slot[r] >= 0)
+        fail("output '{}' shares the storage of graph input/output '{}'; it cannot be bound to "
+             "a second slot", out.name, g.tensors[r].name);
+      slot[r] = slot[node.output];  // the source is computed straight into the output buffer
     }
-    bool can_reuse = def.inplace && !out.is_output && slot[r] < 0 && group_last[r] == n &&
-                     g.tensors[r].info.dtype == out.info.dtype &&
-                     g.tensors[r].info.elems() == out.info.elems();
-    if (can_reuse) {
-      root[node.output] = r;
-      group_last[r] = std::max(group_last[r], last_use[node.output]);
+    if (!join && def.alias == RLX_ALIAS_INPLACE && !out.is_output && slot[r] < 0 &&
+        group_last[r] == n && view_offset[in0] == 0 &&
+        g.tensors[r].info.dtype == out.info.dtype &&
+        g.tensors[r].info.elems() == out.info.elems()) {
+      join = true;
       ++p.inplace_reuses;
     }
+    if (!join) continue;
+    root[node.output] = r;
+    view_offset[node.output] = view_offset[in0];
+    if (node.op == RLX_OP_SLICE) {
+      const TensorInfo& x = g.tensors[in0].info;
+      view_offset[node.output] += dtype_bytes(x.dtype, x.elems() / x.shape[0]) *
+                                  static_cast<uint64_t>(node.attrs.i[0]);
+    }
+    group_last[r] = std::max(group_last[r], last_use[node.output]);
   }
 
   // Arena placement for groups whose root is an unbound intermediate.
@@ -209,10 +215,10 @@ PlannedGraph plan_graph(Graph g, uint64_t alignment) {
     if (slot[r] >= 0) {
       d.storage = RLX_STORAGE_SLOT;
       d.slot = static_cast<uint32_t>(slot[r]);
-      d.offset = 0;
+      d.offset = view_offset[t];
     } else {
       d.storage = RLX_STORAGE_ARENA;
-      d.offset = arena_offset[r];
+      d.offset = arena_offset[r] + view_offset[t];
     }
   }
   p.nodes.resize(n_nodes);

@@ -112,9 +112,15 @@ void GraphBuilder::output(TensorId t, std::string name) {
     fail("output '{}': '{}' is a graph {}, not a computed tensor", name, tensor.name,
          tensor.kind == TensorKind::Input ? "input" : "weight");
   if (tensor.is_output) fail("tensor '{}' is already an output", tensor.name);
-  // A reshape shares its source's storage, so it cannot be bound to a slot of its own when the
-  // source already is one (an input, a weight, or another output).
+  // A view or an update shares its source's storage, so it cannot be bound to a slot of its own
+  // when the source already is one (an input, a weight, or another output).
   TensorId root = data_root(t);
+  const TensorInfo& ri = g_.tensors[root].info;
+  if (root != t && dtype_bytes(ri.dtype, ri.elems()) != dtype_bytes(tensor.info.dtype,
+                                                                     tensor.info.elems()))
+    fail("output '{}': '{}' is a slice of '{}'; an output needs storage of its own, so output a "
+         "tensor computed from the slice", name.empty() ? tensor.name : name, tensor.name,
+         g_.tensors[root].name);
   for (TensorId o = 0; o < g_.tensors.size(); ++o) {
     const Tensor& other = g_.tensors[o];
     bool bound = other.is_output || (o == root && other.kind != TensorKind::Intermediate);
@@ -130,10 +136,11 @@ void GraphBuilder::output(TensorId t, std::string name) {
   g_.slots.push_back(t);
 }
 
+// Follows views and updates back to the tensor whose storage holds the data.
 TensorId GraphBuilder::data_root(TensorId t) const {
   while (g_.tensors[t].producer >= 0) {
     const Node& n = g_.nodes[g_.tensors[t].producer];
-    if (!OpRegistry::global().get(n.op).view) break;
+    if (!OpRegistry::global().get(n.op).aliases_input0()) break;
     t = n.inputs[0];
   }
   return t;

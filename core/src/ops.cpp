@@ -131,6 +131,11 @@ TensorInfo infer_rope(std::span<const TensorInfo> in, const NodeAttrs& a, const 
 
 TensorInfo infer_attention(std::span<const TensorInfo> in, const NodeAttrs& a, const Shape&) {
   const TensorInfo &q = in[0], &k = in[1], &v = in[2];
+  if (in.size() == 4) {
+    require(in[3].dtype == RLX_I32, "positions must be i32, got {}", dtype_name(in[3].dtype));
+    require(in[3].shape == Shape{q.shape.at(0)}, "positions must be [{}] (q's seq), got {}",
+            q.shape.at(0), shape_str(in[3].shape));
+  }
   require_f32(q, "q");
   require_f32(k, "k");
   require_f32(v, "v");
@@ -181,6 +186,33 @@ TensorInfo infer_argmax(std::span<const TensorInfo> in, const NodeAttrs&, const 
   return TensorInfo{RLX_I32, out};
 }
 
+TensorInfo infer_kv_store(std::span<const TensorInfo> in, const NodeAttrs&, const Shape&) {
+  const TensorInfo &cache = in[0], &x = in[1], &pos = in[2];
+  require_f32(cache, "cache");
+  require_f32(x, "x");
+  require_rank(cache, 3, "cache [capacity, heads, head_dim]");
+  require_rank(x, 3, "x [seq, heads, head_dim]");
+  require(x.shape[1] == cache.shape[1] && x.shape[2] == cache.shape[2],
+          "x {} must match the cache's [_, {}, {}]", shape_str(x.shape), cache.shape[1],
+          cache.shape[2]);
+  require(pos.dtype == RLX_I32 && pos.shape == Shape{x.shape[0]},
+          "positions must be i32[{}] (x's seq), got {}", x.shape[0], info_str(pos));
+  return cache;
+}
+
+TensorInfo infer_slice(std::span<const TensorInfo> in, const NodeAttrs& a, const Shape&) {
+  const TensorInfo& x = in[0];
+  int64_t start = a.i[0], count = a.i[1];
+  require(start >= 0 && count > 0 && start + count <= x.shape.at(0),
+          "rows [{}, {}) (iattr[0] start, iattr[1] count) must lie within [0, {})", start,
+          start + count, x.shape.at(0));
+  require(!dtype_is_quantized(x.dtype) || x.shape.size() > 1, "cannot slice inside {} blocks",
+          dtype_name(x.dtype));
+  TensorInfo out = x;
+  out.shape[0] = count;
+  return out;
+}
+
 InferFn builtin_infer(uint32_t id) {
   switch (id) {
     case RLX_OP_ADD:
@@ -196,6 +228,8 @@ InferFn builtin_infer(uint32_t id) {
     case RLX_OP_ATTENTION: return infer_attention;
     case RLX_OP_RESHAPE: return infer_reshape;
     case RLX_OP_ARGMAX: return infer_argmax;
+    case RLX_OP_KV_STORE: return infer_kv_store;
+    case RLX_OP_SLICE: return infer_slice;
     default: return nullptr;
   }
 }
@@ -203,9 +237,8 @@ InferFn builtin_infer(uint32_t id) {
 }  // namespace
 
 OpRegistry::OpRegistry() {
-#define RLX_OP(id, name, min_in, max_in, inplace)                           \
-  builtin_.push_back(OpDef{RLX_OP_##id, name, min_in, max_in, inplace != 0, \
-                           RLX_OP_##id == RLX_OP_RESHAPE, builtin_infer(RLX_OP_##id), ""});
+#define RLX_OP(id, name, min_in, max_in, alias) \
+  builtin_.push_back(OpDef{RLX_OP_##id, name, min_in, max_in, alias, builtin_infer(RLX_OP_##id), ""});
 #include "rlx/ops.def"
 #undef RLX_OP
   for (const OpDef& d : builtin_)
@@ -261,7 +294,7 @@ uint32_t OpRegistry::add(OpDef def) {
   if (find(def.name)) fail("op '{}' is already registered", def.name);
   std::lock_guard lock(mu_);
   def.id = RLX_OP_CUSTOM_BASE + static_cast<uint32_t>(custom_ops().size());
-  def.view = false;
+  if (def.aliases_input0()) fail("custom op '{}' may be in place, not a view", def.name);
   custom_ops().push_back(std::move(def));
   return custom_ops().back().id;
 }

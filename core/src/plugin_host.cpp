@@ -83,7 +83,7 @@ rlx_status host_register_op(const rlx_op_decl* decl, uint32_t* out_id, rlx_err e
     def.name = name;
     def.min_inputs = static_cast<int>(decl->min_inputs);
     def.max_inputs = static_cast<int>(decl->max_inputs);
-    def.inplace = decl->inplace;
+    def.alias = decl->inplace ? RLX_ALIAS_INPLACE : RLX_ALIAS_NONE;
     def.infer = wrap_infer(decl->infer);
     def.owner = t_initializing;
     *out_id = OpRegistry::global().add(std::move(def));

@@ -20,7 +20,7 @@ void check_no_clobber(const PlannedGraph& p) {
   const Graph& g = p.graph;
   auto data_src = [&](TensorId t) {
     while (g.tensors[t].producer >= 0 &&
-           OpRegistry::global().get(g.nodes[g.tensors[t].producer].op).view)
+           OpRegistry::global().get(g.nodes[g.tensors[t].producer].op).aliases_input0())
       t = g.nodes[g.tensors[t].producer].inputs[0];
     return t;
   };
@@ -45,7 +45,8 @@ void check_no_clobber(const PlannedGraph& p) {
     }
     TensorId out = g.nodes[n].output;
     const rlx_tensor_desc& d = p.tensors[out];
-    if (!OpRegistry::global().get(g.nodes[n].op).view && d.storage == RLX_STORAGE_ARENA)
+    if (!OpRegistry::global().get(g.nodes[n].op).aliases_input0() &&
+        d.storage == RLX_STORAGE_ARENA)
       writes.push_back({n, d.offset, d.nbytes, out});
     if (d.storage == RLX_STORAGE_ARENA) {
       CHECK(d.offset % p.alignment == 0);

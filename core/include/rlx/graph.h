@@ -75,7 +75,7 @@ class GraphBuilder {
 
  private:
   TensorId add_tensor(std::string name, TensorInfo info, TensorKind kind);
-  TensorId data_root(TensorId t) const;  // follows reshapes back to the tensor holding the data
+  TensorId data_root(TensorId t) const;
   Graph g_;
 };
 

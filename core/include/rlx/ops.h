@@ -42,10 +42,12 @@ struct OpDef {
   std::string name;
   int min_inputs = 0;
   int max_inputs = 0;
-  bool inplace = false;  // output may reuse input 0's storage
-  bool view = false;     // output is input 0's storage (reshape): no compute
+  rlx_op_alias alias = RLX_ALIAS_NONE;  // how the output's storage relates to input 0's
   InferFn infer;
   std::string owner;  // the plugin that registered it; empty for built-in ops
+
+  // The output is input 0's storage (a view or an update): the planner never gives it its own.
+  bool aliases_input0() const { return alias == RLX_ALIAS_VIEW || alias == RLX_ALIAS_UPDATE; }
 };
 
 class OpRegistry {

@@ -91,10 +91,18 @@ typedef enum rlx_dtype {
 
 /* ---- ops -------------------------------------------------------------------------------- */
 
+/* How an op's output storage relates to its input 0 (the last column of ops.def). */
+typedef enum rlx_op_alias {
+  RLX_ALIAS_NONE = 0,    /* its own storage */
+  RLX_ALIAS_INPLACE = 1, /* may share input 0's storage when input 0 dies there */
+  RLX_ALIAS_VIEW = 2,    /* is input 0's storage at an offset: no compute */
+  RLX_ALIAS_UPDATE = 3   /* is input 0's storage, modified by the node (may be a slot) */
+} rlx_op_alias;
+
 /* Built-in op ids, from ops.def (semantics are documented there). Ops registered at run time by
  * plugins get ids from RLX_OP_CUSTOM_BASE up and are matched by name. */
 typedef enum rlx_op {
-#define RLX_OP(id, name, min_in, max_in, inplace) RLX_OP_##id,
+#define RLX_OP(id, name, min_in, max_in, alias) RLX_OP_##id,
 #include "rlx/ops.def"
 #undef RLX_OP
   RLX_OP_BUILTIN_COUNT,
