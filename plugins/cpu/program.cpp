@@ -20,7 +20,7 @@ struct OpInfo {
   uint32_t min_in, max_in;
 };
 constexpr OpInfo kOps[] = {
-#define RLX_OP(id, name, min_in, max_in, inplace) {name, min_in, max_in},
+#define RLX_OP(id, name, min_in, max_in, alias) {name, min_in, max_in},
 #include "rlx/ops.def"
 #undef RLX_OP
 };

@@ -260,10 +260,100 @@ typedef struct rlx_backend_api {
                             uint32_t n_bindings, rlx_err err);
   void (*program_free)(rlx_device* dev, rlx_program* prog);
 
+  /* Optional (NULL = not supported): a buffer over host memory the host owns, without a copy
+   * (weights straight from an mmap'd file). `ptr` stays valid and unchanged until buffer_free. */
+  rlx_status (*buffer_from_host)(rlx_device* dev, const void* ptr, uint64_t bytes,
+                                 rlx_buffer** out, rlx_err err);
+
   uint64_t reserved[8];
 } rlx_backend_api;
 
-/* ---- model-family table (filled in by the models issue; declared now for a stable layout) -- */
+/* ---- model-family plugins --------------------------------------------------------------- */
+
+typedef uint32_t rlx_tensor_id;
+
+/* What a model plugin reads: the weight file's metadata (GGUF key/values, or an HF config.json
+ * flattened to dotted keys such as "rope_scaling.factor") and its tensor table. Strings and
+ * arrays returned are valid until the load call returns. */
+typedef struct rlx_model_source {
+  uint32_t struct_size;
+  void* ctx;
+  const char* format; /* "gguf" or "safetensors" */
+  bool (*get_int)(void* ctx, const char* key, int64_t* out);
+  bool (*get_float)(void* ctx, const char* key, double* out);
+  bool (*get_string)(void* ctx, const char* key, const char** out);
+  /* Array length, and element i as a number (integers and floats alike). */
+  bool (*get_array_len)(void* ctx, const char* key, uint64_t* out);
+  bool (*get_array_float)(void* ctx, const char* key, uint64_t i, double* out);
+  /* A tensor in the file by its file name: dtype and shape (outermost dim first). */
+  bool (*tensor_info)(void* ctx, const char* name, uint32_t* dtype, uint32_t* ndim,
+                      int64_t shape[RLX_MAX_DIMS]);
+  uint64_t reserved[8];
+} rlx_model_source;
+
+/* Hyper-parameters a model plugin reports; the generator and the CLI read these. */
+typedef struct rlx_model_config {
+  uint32_t struct_size;
+  char architecture[32]; /* "llama", "qwen3" */
+  int64_t vocab_size;
+  int64_t dim;
+  int64_t n_layers;
+  int64_t n_heads;
+  int64_t n_kv_heads;
+  int64_t head_dim;
+  int64_t ffn_dim;
+  int64_t max_seq; /* trained context length */
+  int64_t bos_id;  /* -1 when unknown */
+  int64_t eos_id;  /* -1 when unknown */
+  float rope_theta;
+  float norm_eps;
+  uint64_t reserved[8];
+} rlx_model_config;
+
+/* The graph builder the core hands a model plugin. Every call validates through the core's op
+ * registry; a failure fills `err` (naming the op, node and shapes) and returns non-OK. */
+typedef struct rlx_graph_builder {
+  uint32_t struct_size;
+  void* ctx;
+  rlx_status (*input)(void* ctx, const char* name, uint32_t dtype, uint32_t ndim,
+                      const int64_t* shape, rlx_tensor_id* out, rlx_err err);
+  /* A tensor of the weight file, by its file name; uploaded once per device and shared. */
+  rlx_status (*weight)(void* ctx, const char* file_name, rlx_tensor_id* out, rlx_err err);
+  /* A small tensor the plugin computes (rope frequency factors): copied by the core. */
+  rlx_status (*constant)(void* ctx, const char* name, uint32_t dtype, uint32_t ndim,
+                         const int64_t* shape, const void* data, rlx_tensor_id* out,
+                         rlx_err err);
+  /* out_shape/out_ndim: the target of a reshape (NULL/0 otherwise). node_name may be NULL. */
+  rlx_status (*op)(void* ctx, const char* op_name, const rlx_tensor_id* inputs,
+                   uint32_t n_inputs, const int64_t* iattr, const float* fattr,
+                   const int64_t* out_shape, uint32_t out_ndim, const char* node_name,
+                   rlx_tensor_id* out, rlx_err err);
+  rlx_status (*output)(void* ctx, rlx_tensor_id t, const char* name, rlx_err err);
+  /* dtype and shape of a tensor already in the graph. */
+  rlx_status (*info)(void* ctx, rlx_tensor_id t, uint32_t* dtype, uint32_t* ndim,
+                     int64_t shape[RLX_MAX_DIMS], rlx_err err);
+  uint64_t reserved[8];
+} rlx_graph_builder;
+
+typedef enum rlx_logits_mode {
+  RLX_LOGITS_LAST = 0, /* "logits" f32[1, vocab] for the last row */
+  RLX_LOGITS_ALL = 1,  /* "logits" f32[seq, vocab] */
+  RLX_LOGITS_NONE = 2  /* "hidden" f32[1, dim]: the final-normed last row (host-side lm_head) */
+} rlx_logits_mode;
+
+/* What one forward graph computes. Inputs the plugin must declare, in this order:
+ *   "ids" i32[seq], "pos" i32[seq] (absolute positions), then per layer L
+ *   "k_cache.L" and "v_cache.L" f32[cache_capacity, n_kv_heads, head_dim].
+ * The graph writes the new rows into the caches (kv_store) and attends over them by position. */
+typedef struct rlx_forward_params {
+  uint32_t struct_size;
+  int64_t seq;
+  int64_t cache_capacity;
+  uint32_t logits; /* rlx_logits_mode */
+  uint64_t reserved[8];
+} rlx_forward_params;
+
+typedef struct rlx_model rlx_model; /* opaque, owned by the model plugin */
 
 typedef struct rlx_model_api {
   uint32_t struct_size;
@@ -272,6 +362,12 @@ typedef struct rlx_model_api {
   /* NULL-terminated lists of GGUF general.architecture values and HF model_type strings. */
   const char* const* gguf_architectures;
   const char* const* hf_model_types;
+  /* Read the hyper-parameters and check the tensors; errors name the key or tensor. */
+  rlx_status (*load)(const rlx_model_source* src, rlx_model** out, rlx_model_config* config,
+                     rlx_err err);
+  void (*free)(rlx_model* model);
+  rlx_status (*build_forward)(rlx_model* model, const rlx_graph_builder* gb,
+                              const rlx_forward_params* params, rlx_err err);
   uint64_t reserved[8];
 } rlx_model_api;
 
