@@ -1,5 +1,6 @@
 #include "rlx/backend.h"
 
+#include <cstddef>
 #include <utility>
 
 #include "rlx/error.h"
@@ -103,6 +104,16 @@ Buffer Device::alloc(uint64_t bytes) {
   rlx_buffer* h = nullptr;
   check_status(api_->buffer_alloc(h_, bytes, &h, eb.err()), eb,
                fmt::format("{}: allocating {} bytes", backend_, bytes));
+  return Buffer(shared_from_this(), h, bytes);
+}
+
+std::optional<Buffer> Device::wrap_host(const void* ptr, uint64_t bytes) {
+  if (api_->struct_size < offsetof(rlx_backend_api, buffer_from_host) + sizeof(void*) ||
+      !api_->buffer_from_host)
+    return std::nullopt;
+  ErrBuf eb;
+  rlx_buffer* h = nullptr;
+  if (api_->buffer_from_host(h_, ptr, bytes, &h, eb.err()) != RLX_OK) return std::nullopt;
   return Buffer(shared_from_this(), h, bytes);
 }
 

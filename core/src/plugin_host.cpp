@@ -379,10 +379,14 @@ std::unique_ptr<PluginHost::Loaded> PluginHost::try_load(const fs::path& file) {
     }
   } else {
     const auto* api = static_cast<const rlx_model_api*>(info->api);
-    if (api->struct_size < kMinModelSize || !api->init) {
-      reject(file, name, "model table is too small or has no init function");
+    if (api->struct_size < kMinModelSize || !api->init || !api->load || !api->free ||
+        !api->build_forward || !api->gguf_architectures || !api->hf_model_types) {
+      reject(file, name, "model table is too small or lacks a required function or list");
       return nullptr;
     }
+    for (const char* const* a = api->gguf_architectures; *a; ++a) l->record.architectures.push_back(*a);
+    for (const char* const* a = api->hf_model_types; *a; ++a)
+      l->record.architectures.push_back(std::string("hf:") + *a);
   }
   l->info = info;
   PluginRecord& r = l->record;
@@ -460,6 +464,21 @@ std::shared_ptr<Device> PluginHost::open_device_spec(std::string_view spec, uint
   }
   if (name.empty()) fail("bad device '{}': the backend name is empty", spec);
   return open_device(name, index, n_threads);
+}
+
+ModelPlugin PluginHost::model_plugin(std::string_view format, std::string_view architecture) const {
+  std::string want = format == "gguf" ? std::string(architecture) : "hf:" + std::string(architecture);
+  std::vector<std::string> known;
+  for (const auto& l : loaded_) {
+    if (l->record.kind != RLX_PLUGIN_MODEL) continue;
+    for (const auto& a : l->record.architectures) {
+      if (a == want) return ModelPlugin{l->record.name, l->model()};
+      known.push_back(a);
+    }
+  }
+  fail("no model plugin handles {} architecture '{}'; supported: {}", format, architecture,
+       known.empty() ? "none (no model plugins were found; see `rlx devices`)"
+                     : fmt::format("{}", fmt::join(known, ", ")));
 }
 
 void PluginHost::unload(std::string_view name) {

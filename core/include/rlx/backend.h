@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ class Device : public std::enable_shared_from_this<Device> {
   Device& operator=(const Device&) = delete;
 
   Buffer alloc(uint64_t bytes);
+  // A buffer over host memory without a copy, when the backend can (else nullopt). `ptr` must
+  // outlive the buffer (weights straight from the mmap'd file).
+  std::optional<Buffer> wrap_host(const void* ptr, uint64_t bytes);
   bool supports(const PlannedGraph& g, uint32_t node) const;
   Program compile(const PlannedGraph& g);
 

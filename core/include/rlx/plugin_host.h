@@ -32,6 +32,13 @@ struct PluginRecord {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   uint32_t score = 0;
+  std::vector<std::string> architectures;  // model plugins: GGUF archs, then "hf:" model_types
+};
+
+// A loaded model-family plugin, as the model loader needs it.
+struct ModelPlugin {
+  std::string name;
+  const rlx_model_api* api = nullptr;
 };
 
 struct RejectedPlugin {
@@ -69,6 +76,10 @@ class PluginHost {
                                       uint32_t n_threads = 0);
   // Parses "cpu", "vulkan:1" and opens it.
   std::shared_ptr<Device> open_device_spec(std::string_view spec, uint32_t n_threads = 0);
+
+  // The model plugin that claims a GGUF general.architecture (format "gguf") or an HF
+  // model_type (format "safetensors"); throws listing the architectures that are supported.
+  ModelPlugin model_plugin(std::string_view format, std::string_view architecture) const;
 
   // Calls the plugin's shutdown (which stops its threads) and unloads the library. Devices
   // still open on it must have been released first; throws otherwise.
