@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "common.h"
@@ -36,6 +37,10 @@ void print_text(const PluginHost& host) {
     std::printf("  %-10s %-8s %-8s variant %-8s score %-3u %s\n", p.name.c_str(), kind_name(p.kind),
                 p.version.c_str(), p.variant.empty() ? "-" : p.variant.c_str(), p.score,
                 p.path.string().c_str());
+  for (const auto& p : plugins)
+    if (!p.architectures.empty())
+      std::printf("  %-10s handles %s\n", p.name.c_str(),
+                  fmt::format("{}", fmt::join(p.architectures, ", ")).c_str());
 
   std::printf("\ndevices:\n");
   auto devices = host.devices();
@@ -66,6 +71,13 @@ void print_text(const PluginHost& host) {
     if (!r.superseded) std::printf("  %s: %s\n", r.path.string().c_str(), r.reason.c_str());
 }
 
+std::string json_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items)
+    out += fmt::format(R"({}"{}")", out.empty() ? "" : ",", json_escape(i));
+  return out;
+}
+
 void print_json(const PluginHost& host) {
   std::string out = fmt::format(R"({{"version":"{}","abi":"{}.{}","search_path":[)", RLX_VERSION,
                                 RLX_ABI_MAJOR, RLX_ABI_MINOR);
@@ -78,10 +90,10 @@ void print_json(const PluginHost& host) {
   sep = "";
   for (const auto& p : host.plugins()) {
     out += fmt::format(
-        R"({}{{"name":"{}","kind":"{}","version":"{}","variant":"{}","score":{},"abi":"{}.{}","file":"{}","description":"{}"}})",
+        R"({}{{"name":"{}","kind":"{}","version":"{}","variant":"{}","score":{},"abi":"{}.{}","file":"{}","description":"{}","architectures":[{}]}})",
         sep, json_escape(p.name), kind_name(p.kind), json_escape(p.version), json_escape(p.variant),
         p.score, p.abi_major, p.abi_minor, json_escape(p.path.string()),
-        json_escape(p.description));
+        json_escape(p.description), json_list(p.architectures));
     sep = ",";
   }
   out += R"(],"devices":[)";
