@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libboost-dev          # Boost.DLL (header-only) for plugin loading
   libfmt-dev libspdlog-dev libcxxopts-dev libtomlplusplus-dev
+  nlohmann-json3-dev    # JSON: safetensors headers, config.json
   catch2                # Catch2 v2
   python3 python3-numpy # test-model maker and float64 references
 )

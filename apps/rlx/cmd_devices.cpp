@@ -92,8 +92,8 @@ void print_json(const PluginHost& host) {
     out += fmt::format(
         R"({}{{"name":"{}","kind":"{}","version":"{}","variant":"{}","score":{},"abi":"{}.{}","file":"{}","description":"{}","architectures":[{}]}})",
         sep, json_escape(p.name), kind_name(p.kind), json_escape(p.version), json_escape(p.variant),
-        p.score, p.abi_major, p.abi_minor, json_escape(p.path.string()),
-        json_escape(p.description), json_list(p.architectures));
+        p.score, p.abi_major, p.abi_minor, json_escape(p.path.string()), json_escape(p.description),
+        json_list(p.architectures));
     sep = ",";
   }
   out += R"(],"devices":[)";

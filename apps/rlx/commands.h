@@ -15,5 +15,7 @@ struct CommonFlags {
 
 int cmd_devices(int argc, char** argv);
 int cmd_check(int argc, char** argv);
+int cmd_info(int argc, char** argv);
+int cmd_run(int argc, char** argv);
 
 }  // namespace rlx::cli

@@ -164,13 +164,14 @@ PlannedGraph plan_graph(Graph g, uint64_t alignment) {
     if (join && out.is_output) {
       // GraphBuilder::output only allows this for a whole-tensor view of an unbound source.
       if (slot[r] >= 0)
-        fail("output '{}' shares the storage of graph input/output '{}'; it cannot be bound to "
-             "a second slot", out.name, g.tensors[r].name);
+        fail(
+            "output '{}' shares the storage of graph input/output '{}'; it cannot be bound to "
+            "a second slot",
+            out.name, g.tensors[r].name);
       slot[r] = slot[node.output];  // the source is computed straight into the output buffer
     }
     if (!join && def.alias == RLX_ALIAS_INPLACE && !out.is_output && slot[r] < 0 &&
-        group_last[r] == n && view_offset[in0] == 0 &&
-        g.tensors[r].info.dtype == out.info.dtype &&
+        group_last[r] == n && view_offset[in0] == 0 && g.tensors[r].info.dtype == out.info.dtype &&
         g.tensors[r].info.elems() == out.info.elems()) {
       join = true;
       ++p.inplace_reuses;
@@ -180,8 +181,8 @@ PlannedGraph plan_graph(Graph g, uint64_t alignment) {
     view_offset[node.output] = view_offset[in0];
     if (node.op == RLX_OP_SLICE) {
       const TensorInfo& x = g.tensors[in0].info;
-      view_offset[node.output] += dtype_bytes(x.dtype, x.elems() / x.shape[0]) *
-                                  static_cast<uint64_t>(node.attrs.i[0]);
+      view_offset[node.output] +=
+          dtype_bytes(x.dtype, x.elems() / x.shape[0]) * static_cast<uint64_t>(node.attrs.i[0]);
     }
     group_last[r] = std::max(group_last[r], last_use[node.output]);
   }

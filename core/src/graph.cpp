@@ -116,11 +116,12 @@ void GraphBuilder::output(TensorId t, std::string name) {
   // when the source already is one (an input, a weight, or another output).
   TensorId root = data_root(t);
   const TensorInfo& ri = g_.tensors[root].info;
-  if (root != t && dtype_bytes(ri.dtype, ri.elems()) != dtype_bytes(tensor.info.dtype,
-                                                                     tensor.info.elems()))
-    fail("output '{}': '{}' is a slice of '{}'; an output needs storage of its own, so output a "
-         "tensor computed from the slice", name.empty() ? tensor.name : name, tensor.name,
-         g_.tensors[root].name);
+  if (root != t &&
+      dtype_bytes(ri.dtype, ri.elems()) != dtype_bytes(tensor.info.dtype, tensor.info.elems()))
+    fail(
+        "output '{}': '{}' is a slice of '{}'; an output needs storage of its own, so output a "
+        "tensor computed from the slice",
+        name.empty() ? tensor.name : name, tensor.name, g_.tensors[root].name);
   for (TensorId o = 0; o < g_.tensors.size(); ++o) {
     const Tensor& other = g_.tensors[o];
     bool bound = other.is_output || (o == root && other.kind != TensorKind::Intermediate);

@@ -238,7 +238,8 @@ InferFn builtin_infer(uint32_t id) {
 
 OpRegistry::OpRegistry() {
 #define RLX_OP(id, name, min_in, max_in, alias) \
-  builtin_.push_back(OpDef{RLX_OP_##id, name, min_in, max_in, alias, builtin_infer(RLX_OP_##id), ""});
+  builtin_.push_back(                           \
+      OpDef{RLX_OP_##id, name, min_in, max_in, alias, builtin_infer(RLX_OP_##id), ""});
 #include "rlx/ops.def"
 #undef RLX_OP
   for (const OpDef& d : builtin_)

@@ -384,7 +384,8 @@ std::unique_ptr<PluginHost::Loaded> PluginHost::try_load(const fs::path& file) {
       reject(file, name, "model table is too small or lacks a required function or list");
       return nullptr;
     }
-    for (const char* const* a = api->gguf_architectures; *a; ++a) l->record.architectures.push_back(*a);
+    for (const char* const* a = api->gguf_architectures; *a; ++a)
+      l->record.architectures.push_back(*a);
     for (const char* const* a = api->hf_model_types; *a; ++a)
       l->record.architectures.push_back(std::string("hf:") + *a);
   }
@@ -467,7 +468,8 @@ std::shared_ptr<Device> PluginHost::open_device_spec(std::string_view spec, uint
 }
 
 ModelPlugin PluginHost::model_plugin(std::string_view format, std::string_view architecture) const {
-  std::string want = format == "gguf" ? std::string(architecture) : "hf:" + std::string(architecture);
+  std::string want =
+      format == "gguf" ? std::string(architecture) : "hf:" + std::string(architecture);
   std::vector<std::string> known;
   for (const auto& l : loaded_) {
     if (l->record.kind != RLX_PLUGIN_MODEL) continue;

@@ -68,7 +68,7 @@ class Source {
   std::optional<std::string> get_string(const std::string& key) const {
     const char* v = nullptr;
     return s_->get_string(s_->ctx, key.c_str(), &v) && v ? std::optional<std::string>(v)
-                                                           : std::nullopt;
+                                                         : std::nullopt;
   }
   int64_t require_int(const std::string& key) const {
     if (auto v = get_int(key)) return *v;
@@ -86,8 +86,7 @@ class Source {
   }
   std::optional<uint64_t> array_len(const std::string& key) const {
     uint64_t n = 0;
-    return s_->get_array_len(s_->ctx, key.c_str(), &n) ? std::optional<uint64_t>(n)
-                                                        : std::nullopt;
+    return s_->get_array_len(s_->ctx, key.c_str(), &n) ? std::optional<uint64_t>(n) : std::nullopt;
   }
 
   std::optional<TensorShape> tensor(const std::string& name) const {
@@ -130,8 +129,8 @@ class Builder {
   Id input(const char* name, rlx_dtype dtype, std::initializer_list<int64_t> shape) {
     std::vector<int64_t> s(shape);
     Id out = 0;
-    check(gb_->input(gb_->ctx, name, dtype, static_cast<uint32_t>(s.size()), s.data(), &out,
-                     err()));
+    check(
+        gb_->input(gb_->ctx, name, dtype, static_cast<uint32_t>(s.size()), s.data(), &out, err()));
     return out;
   }
   Id weight(const std::string& file_name) {

@@ -89,32 +89,46 @@ inline rlx_status build(const Family& f, rlx_model* m, const rlx_graph_builder* 
       fail("build_forward: seq " + std::to_string(p->seq) + " must be > 0 and fit the cache (" +
            std::to_string(p->cache_capacity) + " rows)");
     Builder b(gb);
-    f.forward(b, m->t, ForwardShape{p->seq, p->cache_capacity,
-                                    static_cast<rlx_logits_mode>(p->logits)});
+    f.forward(b, m->t,
+              ForwardShape{p->seq, p->cache_capacity, static_cast<rlx_logits_mode>(p->logits)});
   });
 }
 
 }  // namespace rlx::model
 
 // Defines the family's ABI tables and the exported rlx_plugin_query for `FAMILY` (a Family).
-#define RLX_DEFINE_MODEL_PLUGIN(FAMILY)                                                         \
-  namespace {                                                                                   \
-  rlx_status plugin_init(const rlx_host_api*, rlx_err) { return RLX_OK; }                       \
-  void plugin_shutdown() {}                                                                     \
-  rlx_status plugin_load(const rlx_model_source* s, rlx_model** o, rlx_model_config* c,         \
-                         rlx_err e) {                                                           \
-    return rlx::model::load(FAMILY, s, o, c, e);                                                \
-  }                                                                                             \
-  void plugin_free(rlx_model* m) { delete m; }                                                  \
-  rlx_status plugin_build(rlx_model* m, const rlx_graph_builder* gb,                            \
-                          const rlx_forward_params* p, rlx_err e) {                             \
-    return rlx::model::build(FAMILY, m, gb, p, e);                                              \
-  }                                                                                             \
-  const rlx_model_api kApi = {sizeof(rlx_model_api),   plugin_init,  plugin_shutdown,           \
-                              FAMILY.gguf_architectures, FAMILY.hf_model_types, plugin_load,   \
-                              plugin_free,             plugin_build, {}};                       \
-  const rlx_plugin_info kInfo = {RLX_ABI_MAJOR, RLX_ABI_MINOR, sizeof(rlx_plugin_info),         \
-                                 RLX_PLUGIN_MODEL, FAMILY.name, "", "0.1.0",                    \
-                                 FAMILY.description, nullptr, &kApi, {}};                       \
-  }                                                                                             \
+#define RLX_DEFINE_MODEL_PLUGIN(FAMILY)                                                           \
+  namespace {                                                                                     \
+  rlx_status plugin_init(const rlx_host_api*, rlx_err) { return RLX_OK; }                         \
+  void plugin_shutdown() {}                                                                       \
+  rlx_status plugin_load(const rlx_model_source* s, rlx_model** o, rlx_model_config* c,           \
+                         rlx_err e) {                                                             \
+    return rlx::model::load(FAMILY, s, o, c, e);                                                  \
+  }                                                                                               \
+  void plugin_free(rlx_model* m) { delete m; }                                                    \
+  rlx_status plugin_build(rlx_model* m, const rlx_graph_builder* gb, const rlx_forward_params* p, \
+                          rlx_err e) {                                                            \
+    return rlx::model::build(FAMILY, m, gb, p, e);                                                \
+  }                                                                                               \
+  const rlx_model_api kApi = {sizeof(rlx_model_api),                                              \
+                              plugin_init,                                                        \
+                              plugin_shutdown,                                                    \
+                              FAMILY.gguf_architectures,                                          \
+                              FAMILY.hf_model_types,                                              \
+                              plugin_load,                                                        \
+                              plugin_free,                                                        \
+                              plugin_build,                                                       \
+                              {}};                                                                \
+  const rlx_plugin_info kInfo = {RLX_ABI_MAJOR,                                                   \
+                                 RLX_ABI_MINOR,                                                   \
+                                 sizeof(rlx_plugin_info),                                         \
+                                 RLX_PLUGIN_MODEL,                                                \
+                                 FAMILY.name,                                                     \
+                                 "",                                                              \
+                                 "0.1.0",                                                         \
+                                 FAMILY.description,                                              \
+                                 nullptr,                                                         \
+                                 &kApi,                                                           \
+                                 {}};                                                             \
+  }                                                                                               \
   extern "C" RLX_PLUGIN_EXPORT const rlx_plugin_info* rlx_plugin_query(uint32_t) { return &kInfo; }

@@ -104,14 +104,14 @@ Transformer read_transformer(const Source& src, const FamilyDefaults& d, bool qk
     c.head_dim = c.dim / c.n_heads;
   }
   c.max_seq = src.get_int(key("context_length", "max_position_embeddings")).value_or(4096);
-  c.rope_theta = static_cast<float>(
-      src.get_float(key("rope.freq_base", "rope_theta")).value_or(d.rope_theta));
+  c.rope_theta =
+      static_cast<float>(src.get_float(key("rope.freq_base", "rope_theta")).value_or(d.rope_theta));
   c.norm_eps = static_cast<float>(
       src.get_float(key("attention.layer_norm_rms_epsilon", "rms_norm_eps")).value_or(d.norm_eps));
-  c.bos_id = src.get_int_or_first(t.gguf ? "tokenizer.ggml.bos_token_id" : "bos_token_id")
-                 .value_or(-1);
-  c.eos_id = src.get_int_or_first(t.gguf ? "tokenizer.ggml.eos_token_id" : "eos_token_id")
-                 .value_or(-1);
+  c.bos_id =
+      src.get_int_or_first(t.gguf ? "tokenizer.ggml.bos_token_id" : "bos_token_id").value_or(-1);
+  c.eos_id =
+      src.get_int_or_first(t.gguf ? "tokenizer.ggml.eos_token_id" : "eos_token_id").value_or(-1);
   std::snprintf(c.architecture, sizeof c.architecture, "%s", d.gguf_arch);
 
   for (int64_t v : {c.dim, c.n_layers, c.ffn_dim, c.n_heads, c.n_kv_heads, c.head_dim})
@@ -146,13 +146,13 @@ Transformer read_transformer(const Source& src, const FamilyDefaults& d, bool qk
   } else if (auto type = src.get_string("rope_scaling.rope_type"); type && *type == "llama3") {
     auto need = [&](const char* k) {
       auto v = src.get_float(std::string("rope_scaling.") + k);
-      if (!v) fail(std::string("rope_scaling.rope_type is llama3 but rope_scaling.") + k +
-                   " is missing");
+      if (!v)
+        fail(std::string("rope_scaling.rope_type is llama3 but rope_scaling.") + k + " is missing");
       return *v;
     };
-    t.rope_factors = llama3_rope_factors(c.head_dim, c.rope_theta, need("factor"),
-                                         need("low_freq_factor"), need("high_freq_factor"),
-                                         need("original_max_position_embeddings"));
+    t.rope_factors =
+        llama3_rope_factors(c.head_dim, c.rope_theta, need("factor"), need("low_freq_factor"),
+                            need("high_freq_factor"), need("original_max_position_embeddings"));
   }
 
   t.tied = !src.tensor(t.gguf ? "output.weight" : "lm_head.weight");

@@ -10,8 +10,10 @@ void llama32_forward(Builder& b, const Transformer& t, const ForwardShape& s) {
   const int64_t S = s.seq, H = c.n_heads, Hkv = c.n_kv_heads, hd = c.head_dim;
   ForwardInputs in = declare_inputs(b, c, s);
   std::optional<Id> freq_factors;  // Llama-3 rope scaling, from the file or from rope_scaling
-  if (t.rope_freqs) freq_factors = b.weight(*t.rope_freqs);
-  else if (!t.rope_factors.empty()) freq_factors = b.constant("rope_factors", t.rope_factors);
+  if (t.rope_freqs)
+    freq_factors = b.weight(*t.rope_freqs);
+  else if (!t.rope_factors.empty())
+    freq_factors = b.constant("rope_factors", t.rope_factors);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
 
   Id x = b.embed(b.weight(t.embed_name()), in.ids);  // [S, D]
@@ -26,12 +28,12 @@ void llama32_forward(Builder& b, const Transformer& t, const ForwardShape& s) {
     k = b.rope(k, in.pos, c.rope_theta, t.rope_mode, freq_factors);
     Id kc = b.kv_store(in.k_cache[l], k, in.pos);  // [T, Hkv, hd], rows pos[] written
     Id vc = b.kv_store(in.v_cache[l], v, in.pos);
-    Id a = b.attention(q, kc, vc, in.pos, scale);                 // [S, H, hd]
+    Id a = b.attention(q, kc, vc, in.pos, scale);                   // [S, H, hd]
     x = b.add(x, b.matmul(b.reshape(a, {S, H * hd}), w(Part::O)));  // [S, D]
     // MLP: x [S, D] -> [S, F] -> [S, D]
     h = b.rms_norm(x, w(Part::FfnNorm), c.norm_eps);
     Id g = b.silu_mul(b.matmul(h, w(Part::Gate)), b.matmul(h, w(Part::Up)));  // [S, F]
-    x = b.add(x, b.matmul(g, w(Part::Down)));                                // [S, D]
+    x = b.add(x, b.matmul(g, w(Part::Down)));                                 // [S, D]
   }
   finish_forward(b, t, s, x);
 }

@@ -30,7 +30,7 @@ void qwen3_forward(Builder& b, const Transformer& t, const ForwardShape& s) {
     // MLP: x [S, D] -> [S, F] -> [S, D]
     h = b.rms_norm(x, w(Part::FfnNorm), c.norm_eps);
     Id g = b.silu_mul(b.matmul(h, w(Part::Gate)), b.matmul(h, w(Part::Up)));  // [S, F]
-    x = b.add(x, b.matmul(g, w(Part::Down)));                                // [S, D]
+    x = b.add(x, b.matmul(g, w(Part::Down)));                                 // [S, D]
   }
   finish_forward(b, t, s, x);
 }

@@ -22,7 +22,14 @@ Buffer::Buffer(uint64_t bytes, uint64_t alignment) : size_(bytes), alignment_(al
   if (!data_) fail(RLX_ERR_OUT_OF_MEMORY, "cannot allocate ", bytes, " bytes of host memory");
 }
 
-Buffer::~Buffer() { ::operator delete (data_, std::align_val_t{alignment_}); }
+Buffer::Buffer(WrapHost, const void* host, uint64_t bytes)
+    : data_(static_cast<uint8_t*>(const_cast<void*>(host))), size_(bytes), owned_(false) {
+  if (!host && bytes > 0) fail(RLX_ERR_INVALID, "wrapping ", bytes, " bytes at a null pointer");
+}
+
+Buffer::~Buffer() {
+  if (owned_) ::operator delete (data_, std::align_val_t{alignment_});
+}
 
 void Buffer::check_range(const char* what, uint64_t offset, uint64_t bytes, const void* ptr) const {
   if (offset > size_ || bytes > size_ - offset)
@@ -33,6 +40,8 @@ void Buffer::check_range(const char* what, uint64_t offset, uint64_t bytes, cons
 }
 
 void Buffer::write(uint64_t offset, const void* src, uint64_t bytes) {
+  if (!owned_)
+    fail(RLX_ERR_INVALID, "write to a buffer that wraps read-only host memory (buffer_from_host)");
   check_range("write", offset, bytes, src);
   if (bytes) std::memmove(data_ + offset, src, bytes);
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "buffer.h"
@@ -72,16 +73,13 @@ void copy_str(char* dst, size_t cap, const std::string& s) {
   dst[n] = '\0';
 }
 
-// The open devices. Created on first use (not at load: no global constructors in a plugin) and
-// emptied by close_all_devices() at shutdown.
-struct Registry {
-  std::mutex mu;
-  std::vector<std::unique_ptr<Device>> open;
-};
-Registry& registry() {
-  static Registry r;
-  return r;
-}
+// The open devices. No object here has a destructor that runs at exit: a host may keep its
+// PluginHost in a static and call shutdown() from its own exit-time destructor, after a function-
+// local static of ours would already be gone. So the list is created on first open and deleted
+// by close_all_devices() (shutdown); the mutex is constant-initialized and trivially destroyed.
+constinit std::mutex g_registry_mu;
+constinit std::vector<std::unique_ptr<Device>>* g_open = nullptr;  // guarded by g_registry_mu
+static_assert(std::is_trivially_destructible_v<std::mutex>);
 
 }  // namespace
 
@@ -97,6 +95,14 @@ Device::~Device() {
 
 Buffer* Device::alloc_buffer(uint64_t bytes) {
   auto b = std::make_unique<Buffer>(bytes);
+  Buffer* raw = b.get();
+  std::lock_guard lk(mu_);
+  buffers_.emplace(raw, std::move(b));
+  return raw;
+}
+
+Buffer* Device::wrap_host(const void* host, uint64_t bytes) {
+  auto b = std::make_unique<Buffer>(Buffer::WrapHost{}, host, bytes);
   Buffer* raw = b.get();
   std::lock_guard lk(mu_);
   buffers_.emplace(raw, std::move(b));
@@ -163,7 +169,9 @@ void device_info(uint32_t index, rlx_device_info* out) {
   info.memory_total = physical_ram();
   info.memory_free = available_ram();
   copy_str(info.capabilities, sizeof info.capabilities,
-           cat("f32 i32 threads=", default_threads(), " isa=" RLX_CPU_VARIANT));
+           cat("f32 i32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k q8_k "
+               "host_buffers threads=",
+               default_threads(), " isa=" RLX_CPU_VARIANT));
   // A host built against an older (smaller) struct gets only the fields it knows.
   size_t cap =
       out->struct_size == 0 ? sizeof info : std::min<size_t>(out->struct_size, sizeof info);
@@ -182,39 +190,39 @@ Device* open_device(uint32_t index, const rlx_device_options* opts) {
     fail(RLX_ERR_INVALID, "n_threads ", n, " is more than the maximum ", kMaxThreads);
   auto dev = std::make_unique<Device>(n == 0 ? default_threads() : static_cast<int>(n));
   Device* raw = dev.get();
-  Registry& r = registry();
-  std::lock_guard lk(r.mu);
-  r.open.push_back(std::move(dev));
+  std::lock_guard lk(g_registry_mu);
+  if (!g_open) g_open = new std::vector<std::unique_ptr<Device>>();
+  g_open->push_back(std::move(dev));
   return raw;
 }
 
 void close_device(Device* dev) {
   std::unique_ptr<Device> dead;  // destroyed (threads joined) outside the registry lock
-  Registry& r = registry();
-  std::lock_guard lk(r.mu);
+  std::lock_guard lk(g_registry_mu);
+  if (!g_open) return;
   auto it =
-      std::find_if(r.open.begin(), r.open.end(), [&](const auto& d) { return d.get() == dev; });
-  if (it == r.open.end()) return;
+      std::find_if(g_open->begin(), g_open->end(), [&](const auto& d) { return d.get() == dev; });
+  if (it == g_open->end()) return;
   dead = std::move(*it);
-  r.open.erase(it);
+  g_open->erase(it);
 }
 
 Device& checked_device(const rlx_device* h) {
-  Registry& r = registry();
-  std::lock_guard lk(r.mu);
-  for (const auto& d : r.open)
-    if (to_handle(d.get()) == h) return *d;
+  std::lock_guard lk(g_registry_mu);
+  if (g_open)
+    for (const auto& d : *g_open)
+      if (to_handle(d.get()) == h) return *d;
   fail(RLX_ERR_INVALID, h ? "unknown or closed device handle" : "null device handle");
 }
 
 void close_all_devices() {
-  std::vector<std::unique_ptr<Device>> dead;
-  Registry& r = registry();
+  std::vector<std::unique_ptr<Device>>* open;
   {
-    std::lock_guard lk(r.mu);
-    dead.swap(r.open);
+    std::lock_guard lk(g_registry_mu);
+    open = g_open;
+    g_open = nullptr;
   }
-  dead.clear();  // each ~Device joins its pool
+  delete open;  // each ~Device joins its pool
 }
 
 }  // namespace rlx::cpu

@@ -32,7 +32,8 @@ class Device {
   ThreadPool& pool() { return pool_; }
 
   Buffer* alloc_buffer(uint64_t bytes);
-  void free_buffer(Buffer* b);  // ignores handles this device did not make
+  Buffer* wrap_host(const void* host, uint64_t bytes);  // read-only, never freed here
+  void free_buffer(Buffer* b);                          // ignores handles this device did not make
   // The live buffer behind a handle; throws Error(RLX_ERR_INVALID) for an unknown or freed one.
   Buffer& buffer(const rlx_buffer* h) const;
 

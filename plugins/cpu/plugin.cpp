@@ -127,6 +127,17 @@ rlx_status cpu_buffer_alloc(rlx_device* dev, uint64_t bytes, rlx_buffer** out, r
   });
 }
 
+// Zero-copy: the buffer is the host's memory (an mmap'd weight file). It is read-only: writes
+// are refused with RLX_ERR_INVALID, and so is binding it to a slot a program writes.
+rlx_status cpu_buffer_from_host(rlx_device* dev, const void* ptr, uint64_t bytes, rlx_buffer** out,
+                                rlx_err err) {
+  return guard(err, [&] {
+    if (!out) fail(RLX_ERR_INVALID, "buffer_from_host: null output");
+    *out = nullptr;
+    *out = to_handle(checked_device(dev).wrap_host(ptr, bytes));
+  });
+}
+
 void cpu_buffer_free(rlx_device* dev, rlx_buffer* buf) {
   try {
     if (buf) checked_device(dev).free_buffer(reinterpret_cast<Buffer*>(buf));
@@ -195,6 +206,7 @@ constexpr rlx_backend_api kBackendApi = {
     .program_compile = cpu_program_compile,
     .program_run = cpu_program_run,
     .program_free = cpu_program_free,
+    .buffer_from_host = cpu_buffer_from_host,
     .reserved = {},
 };
 
@@ -227,7 +239,9 @@ constexpr rlx_plugin_info kInfo = {
     .name = "cpu",
     .variant = RLX_CPU_VARIANT,
     .version = "0.1.0",
-    .description = "f32 reference kernels on a pool of host threads (" RLX_CPU_VARIANT " build)",
+    .description =
+        "reference kernels (f32, packed f16/bf16/GGUF weights) on a pool of host "
+        "threads (" RLX_CPU_VARIANT " build)",
     .score = cpu_score,
     .api = &kBackendApi,
     .reserved = {},

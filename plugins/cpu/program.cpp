@@ -8,6 +8,7 @@
 #include "device.h"
 #include "error.h"
 #include "kernels/kernels.h"
+#include "rlx/quant.h"
 
 namespace rlx::cpu {
 
@@ -50,8 +51,14 @@ const char* dtype_name(uint32_t dt) {
   }
 }
 
-// Bytes per element of the dtypes the kernels read (0 = not one of them).
-uint64_t elem_size(uint32_t dt) { return dt == RLX_F32 || dt == RLX_I32 ? 4 : 0; }
+// Alignment the kernels need for a tensor's address: they load f32 / i32 directly and read
+// f16, bf16 and blocks through memcpy.
+uint64_t elem_align(uint32_t dt) {
+  return dt == RLX_F32 || dt == RLX_I32 ? 4 : dt == RLX_F16 || dt == RLX_BF16 ? 2 : 1;
+}
+
+// A dtype MATMUL's weight and EMBED's table may have: f32, f16, bf16 or a GGUF block type.
+bool is_weight_dtype(uint32_t dt) { return quant::block_elems(static_cast<rlx_dtype>(dt)) > 0; }
 
 // Element count, or -1 for a malformed shape (ndim > 4, negative dim, overflow).
 int64_t numel(const rlx_tensor_desc& t) {
@@ -123,32 +130,51 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
   auto tensor_problem = [](const rlx_tensor_desc& t, const char* role) -> std::string {
     int64_t ne = numel(t);
     if (ne < 0) return cat(role, " has a malformed shape (ndim ", t.ndim, ")");
-    uint64_t es = elem_size(t.dtype);
-    if (es == 0) return cat(role, " is ", describe(t), ": the cpu backend only runs f32 and i32");
-    if (t.nbytes != static_cast<uint64_t>(ne) * es)
-      return cat(role, " ", describe(t), " has nbytes ", t.nbytes, ", expected ", ne * es);
+    int64_t bytes = t.dtype == RLX_I32 ? ne * 4 : -1;
+    if (is_weight_dtype(t.dtype)) {
+      const auto dt = static_cast<rlx_dtype>(t.dtype);
+      if (last_dim(t) % quant::block_elems(dt) != 0)
+        return cat(role, " is ", describe(t), ": rows are not whole blocks of ",
+                   quant::block_elems(dt));
+      bytes = quant::row_bytes(dt, ne);
+    }
+    if (bytes < 0)
+      return cat(role, " is ", describe(t),
+                 ": the cpu backend reads f32, i32, f16, bf16 and the GGUF block types");
+    if (t.nbytes != static_cast<uint64_t>(bytes))
+      return cat(role, " ", describe(t), " has nbytes ", t.nbytes, ", expected ", bytes);
     return {};
   };
   for (uint32_t k = 0; k < n.n_inputs; ++k)
     if (auto p = tensor_problem(*in[k], cat("input ", k).c_str()); !p.empty()) return p;
   if (auto p = tensor_problem(out, "output"); !p.empty()) return p;
 
-  // Expected dtypes: f32 everywhere except EMBED ids, ROPE positions and ARGMAX's output.
+  // Expected dtypes: f32 everywhere except i32 ids / positions / argmax indices, packed weights
+  // for MATMUL's w and EMBED's table, and any dtype for the views (output = input dtype).
   auto want = [](const rlx_tensor_desc& t, uint32_t dt, const char* role) -> std::string {
     if (t.dtype == dt) return {};
     return cat(role, " is ", describe(t), ", expected ", dtype_name(dt));
   };
+  const bool is_view = n.op == RLX_OP_RESHAPE || n.op == RLX_OP_SLICE;
   std::string p;
   auto first = [&p](std::string s) {
     if (p.empty()) p = std::move(s);
   };
-  for (uint32_t k = 0; k < n.n_inputs; ++k) {
+  for (uint32_t k = 0; !is_view && k < n.n_inputs; ++k) {
+    const std::string role = cat("input ", k);
+    if ((n.op == RLX_OP_MATMUL && k == 1) || (n.op == RLX_OP_EMBED && k == 0)) {
+      if (!is_weight_dtype(in[k]->dtype))
+        first(cat(role, " is ", describe(*in[k]), ", expected f32, f16, bf16 or a block type"));
+      continue;
+    }
     bool is_i32 = (n.op == RLX_OP_EMBED && k == 1) || (n.op == RLX_OP_ROPE && k == 1) ||
-                  (n.op == RLX_OP_RESHAPE && in[0]->dtype == RLX_I32);
-    first(want(*in[k], is_i32 ? RLX_I32 : RLX_F32, cat("input ", k).c_str()));
+                  (n.op == RLX_OP_ATTENTION && k == 3) || (n.op == RLX_OP_KV_STORE && k == 2);
+    first(want(*in[k], is_i32 ? RLX_I32 : RLX_F32, role.c_str()));
   }
-  bool out_i32 = n.op == RLX_OP_ARGMAX || (n.op == RLX_OP_RESHAPE && in[0]->dtype == RLX_I32);
-  first(want(out, out_i32 ? RLX_I32 : RLX_F32, "output"));
+  if (is_view)
+    first(want(out, in[0]->dtype, "output"));
+  else
+    first(want(out, n.op == RLX_OP_ARGMAX ? RLX_I32 : RLX_F32, "output"));
   if (!p.empty()) return p;
 
   const rlx_tensor_desc& a = *in[0];
@@ -211,6 +237,11 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
       if (!ok)
         return cat("shapes ", shapes(),
                    ": expected q [s, hq, d], k and v [t, hkv, d] with hq % hkv == 0");
+      if (n.n_inputs == 4) {  // positions: the attributes are ignored
+        if (in[3]->ndim != 1 || in[3]->shape[0] != a.shape[0])
+          return cat("shapes ", shapes(), ": expected one position per query row");
+        return {};
+      }
       if (n.iattr[0] != 0 && n.iattr[0] != 1)
         return cat("causal iattr[0] = ", n.iattr[0], ", expected 0 or 1");
       if (n.iattr[1] < 0) return cat("past iattr[1] = ", n.iattr[1], " is negative");
@@ -222,6 +253,26 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
       if (a.dtype != out.dtype || a.nbytes != out.nbytes)
         return cat("shapes ", shapes(), ": a reshape keeps dtype and element count");
       return {};
+    case RLX_OP_SLICE: {
+      const int64_t start = n.iattr[0], count = n.iattr[1];
+      if (a.ndim < 1 || start < 0 || count <= 0 || start > a.shape[0] - count)
+        return cat("rows [", start, ", ", start + count, ") (iattr[0], iattr[1]) outside [0, ",
+                   a.ndim ? a.shape[0] : 0, ")");
+      bool ok = out.ndim == a.ndim && out.shape[0] == count;
+      for (uint32_t i = 1; ok && i < a.ndim; ++i) ok = out.shape[i] == a.shape[i];
+      if (!ok) return cat("shapes ", shapes(), ": expected x [n, ..] -> [", count, ", ..]");
+      return {};
+    }
+    case RLX_OP_KV_STORE: {
+      const rlx_tensor_desc &x = *in[1], &pos = *in[2];
+      bool ok = a.ndim == 3 && x.ndim == 3 && x.shape[1] == a.shape[1] &&
+                x.shape[2] == a.shape[2] && pos.ndim == 1 && pos.shape[0] == x.shape[0] &&
+                same_shape(a, out);
+      if (!ok)
+        return cat("shapes ", shapes(),
+                   ": expected cache [t, h, d], x [s, h, d], pos [s] -> the cache");
+      return {};
+    }
     case RLX_OP_ARGMAX:
       if (a.ndim < 1 || numel(out) != rows(a) || last_dim(a) < 1)
         return cat("shapes ", shapes(), ": expected a [.., n] (n > 0) -> [..]");
@@ -254,6 +305,7 @@ Program::Program(const rlx_graph_desc& g) {
   slots_.resize(g.n_slots);
   slot_base_.resize(g.n_slots);
   check_placement(g);
+  check_aliases();
   // Always allocated (a zero-byte arena is one cache line) so every arena address is valid.
   arena_ = std::make_unique<Buffer>(g.arena_bytes,
                                     std::max<uint64_t>(g.arena_alignment, Buffer::kAlignment));
@@ -268,7 +320,7 @@ void Program::check_placement(const rlx_graph_desc& g) {
     if (__builtin_add_overflow(d.offset, d.nbytes, &end))
       fail(RLX_ERR_INVALID, "tensor ", t, ": offset ", d.offset, " + nbytes ", d.nbytes,
            " overflows");
-    uint64_t es = elem_size(d.dtype);
+    uint64_t es = elem_align(d.dtype);
     if (es > 1 && d.offset % es != 0)
       fail(RLX_ERR_INVALID, "tensor ", t, ": offset ", d.offset,
            " is not a multiple of its element size ", es);
@@ -289,6 +341,28 @@ void Program::check_placement(const rlx_graph_desc& g) {
     } else {
       fail(RLX_ERR_INVALID, "tensor ", t, ": unknown storage ", d.storage);
     }
+  }
+}
+
+// Views (reshape, slice) compute nothing and kv_store writes into its cache in place, so their
+// outputs must be placed on input 0's storage: the same arena range or slot, at input 0's
+// offset plus, for a slice, the rows it skips. Also notes which slots the program writes.
+void Program::check_aliases() {
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    const rlx_node_desc& n = nodes_[i].desc;
+    const rlx_tensor_desc& out = tensors_[n.output];
+    if (out.storage == RLX_STORAGE_SLOT) slots_[out.slot].written = true;
+    if (n.op != RLX_OP_RESHAPE && n.op != RLX_OP_SLICE && n.op != RLX_OP_KV_STORE) continue;
+    const rlx_tensor_desc& in = tensors_[n.inputs[0]];
+    uint64_t offset = in.offset;
+    if (n.op == RLX_OP_SLICE)
+      offset += in.nbytes / static_cast<uint64_t>(in.shape[0]) * static_cast<uint64_t>(n.iattr[0]);
+    bool same = out.storage == in.storage && out.offset == offset &&
+                (out.storage != RLX_STORAGE_SLOT || out.slot == in.slot);
+    if (!same)
+      fail(RLX_ERR_INVALID, "node ", i, " (", nodes_[i].name, "): its output (tensor ", n.output,
+           ") must be placed on input 0's storage (tensor ", n.inputs[0], ") at byte offset ",
+           offset, ", as ops.def's alias column says");
   }
 }
 
@@ -326,10 +400,14 @@ void Program::run(Device& dev, const rlx_binding* bindings, uint32_t n_bindings)
            "): binding offset ", b.offset, " + tensor offset ", t.offset, " + ", t.nbytes,
            " bytes exceeds the buffer size ", buf->size());
     }
-    if (b.offset % u.align != 0)
-      fail(RLX_ERR_INVALID, "slot ", s, ": binding offset ", b.offset, " is not a multiple of ",
-           u.align);
-    slot_base_[s] = buf->data() + b.offset;
+    uint8_t* base = buf->data() + b.offset;
+    if (reinterpret_cast<uintptr_t>(base) % u.align != 0)
+      fail(RLX_ERR_INVALID, "slot ", s, ": buffer address + binding offset ", b.offset,
+           " is not a multiple of ", u.align, " (the element size)");
+    if (u.written && buf->read_only())
+      fail(RLX_ERR_INVALID, "slot ", s,
+           ": the program writes this slot but its buffer wraps read-only host memory");
+    slot_base_[s] = base;
   }
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
     try {
@@ -369,12 +447,20 @@ void Program::run_node(Device& dev, uint32_t index) {
       return;
     case RLX_OP_MATMUL: {
       const rlx_tensor_desc& w = tensors_[n.inputs[1]];
-      matmul_f32(pool, f32(0), f32(1), o, rows(a), w.shape[0], w.shape[1]);
+      if (w.dtype == RLX_F32)
+        matmul_f32(pool, f32(0), f32(1), o, rows(a), w.shape[0], w.shape[1]);
+      else
+        matmul_packed(pool, f32(0), addr(n.inputs[1]), w.dtype, o, rows(a), w.shape[0], w.shape[1]);
       return;
     }
-    case RLX_OP_EMBED:
-      embed_f32(pool, f32(0), a.shape[0], a.shape[1], i32(1), numel(tensors_[n.inputs[1]]), o);
+    case RLX_OP_EMBED: {
+      const int64_t s = numel(tensors_[n.inputs[1]]);
+      if (a.dtype == RLX_F32)
+        embed_f32(pool, f32(0), a.shape[0], a.shape[1], i32(1), s, o);
+      else
+        embed_packed(pool, addr(n.inputs[0]), a.dtype, a.shape[0], a.shape[1], i32(1), s, o);
       return;
+    }
     case RLX_OP_ROPE: {
       RopeParams p;
       p.s = a.shape[0];
@@ -398,14 +484,17 @@ void Program::run_node(Device& dev, uint32_t index) {
       p.past = n.iattr[1];
       p.kv_len = n.iattr[2] == 0 ? p.t : n.iattr[2];
       p.scale = n.fattr[0];
+      p.pos = n.n_inputs == 4 ? i32(3) : nullptr;
       attention_f32(pool, f32(0), f32(1), f32(2), o, p);
       return;
     }
-    case RLX_OP_RESHAPE: {
-      // Usually planned as a view (same address): nothing to do. Otherwise a plain copy.
-      const uint8_t* src = addr(n.inputs[0]);
-      uint8_t* dst = addr(n.output);
-      if (src != dst && out.nbytes) std::memmove(dst, src, out.nbytes);
+    case RLX_OP_RESHAPE:
+    case RLX_OP_SLICE:
+      return;  // views: the output already is input 0's storage (checked at compile)
+    case RLX_OP_KV_STORE: {
+      // The output is the cache (checked at compile): write the rows through it.
+      const rlx_tensor_desc& x = tensors_[n.inputs[1]];
+      kv_store_f32(o, a.shape[0], f32(1), i32(2), x.shape[0], a.shape[1] * a.shape[2]);
       return;
     }
     case RLX_OP_ARGMAX:

@@ -44,10 +44,12 @@ class Program {
     uint64_t end = 0;     // max tensor.offset + tensor.nbytes
     uint32_t tensor = 0;  // the tensor that reaches `end` (named in errors)
     bool used = false;
-    uint32_t align = 1;  // the binding offset must be a multiple (element size)
+    uint32_t align = 1;    // the bound address must be a multiple (element size)
+    bool written = false;  // a node's output lives here (an output, or a kv_store cache)
   };
 
   void check_placement(const rlx_graph_desc& g);
+  void check_aliases();
   void run_node(Device& dev, uint32_t i);
   uint8_t* addr(uint32_t tensor) const;
 

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "rlx/dtype.h"
+#include "rlx/quant.h"
 
 namespace rlx::conformance {
 
@@ -19,9 +21,13 @@ int64_t HostTensor::elems() const {
 
 uint64_t HostTensor::bytes() const { return dtype_bytes(dtype, elems()); }
 const void* HostTensor::data() const {
-  return dtype == RLX_I32 ? static_cast<const void*>(i.data()) : f.data();
+  if (dtype == RLX_I32) return i.data();
+  return dtype == RLX_F32 ? static_cast<const void*>(f.data()) : packed.data();
 }
-void* HostTensor::data() { return dtype == RLX_I32 ? static_cast<void*>(i.data()) : f.data(); }
+void* HostTensor::data() {
+  if (dtype == RLX_I32) return i.data();
+  return dtype == RLX_F32 ? static_cast<void*>(f.data()) : packed.data();
+}
 
 namespace {
 
@@ -44,6 +50,14 @@ InputSpec weight(std::string name, Shape shape, double lo = -1.0, double hi = 1.
   return s;
 }
 
+// A weight stored as `dtype` (f16, bf16, a block type): make_inputs quantizes uniform values
+// with rlx/quant.h and the reference reads the dequantized ones.
+InputSpec packed(std::string name, DType dtype, Shape shape) {
+  InputSpec s = weight(std::move(name), std::move(shape));
+  s.dtype = dtype;
+  return s;
+}
+
 InputSpec i32(std::string name, Shape shape, Fill fill, int64_t lo, int64_t hi) {
   InputSpec s;
   s.name = std::move(name);
@@ -57,12 +71,14 @@ InputSpec i32(std::string name, Shape shape, Fill fill, int64_t lo, int64_t hi) 
 
 std::string shape_of(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
 
-// "a[3,33] b[33]" plus an optional tag.
+// "a[3,33] b[33]" plus an optional tag; a packed weight shows its dtype: "w:q4_k[7,256]".
 std::string describe(const std::vector<InputSpec>& in, const std::string& tag) {
   std::string out;
   for (const InputSpec& s : in) {
     if (!out.empty()) out += ' ';
-    out += s.name + shape_of(s.shape);
+    out += s.name;
+    if (s.dtype != RLX_F32 && s.dtype != RLX_I32) out += fmt::format(":{}", dtype_name(s.dtype));
+    out += shape_of(s.shape);
   }
   if (!tag.empty()) out += ' ' + tag;
   return out;
@@ -188,6 +204,50 @@ void add_embed(std::vector<Case>& out) {
   }
 }
 
+// Every weight dtype but f32: f16, bf16 and the 11 GGUF block types.
+const DType kPackedDtypes[] = {RLX_F16,  RLX_BF16, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1, RLX_Q8_0,
+                               RLX_Q2_K, RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_Q8_K};
+
+// The reference multiplies by the exact dequantized weights, so a packed matmul gets the f32
+// budget: only the accumulation order differs.
+void add_matmul_packed(std::vector<Case>& out) {
+  struct Mm {
+    Shape x;
+    int64_t n;
+  };
+  for (DType dt : kPackedDtypes) {
+    const int64_t blk = dtype_block_elems(dt) > 1 ? dtype_block_elems(dt) : 32;
+    std::vector<Mm> shapes = {{{1, 256}, 7},   // decode: one x row
+                              {{5, 512}, 33},  // two row blocks of 256, w rows past two tiles of 16
+                              {{70, 256}, 18},      // more than one 64-row block of x
+                              {{2, 3, 256}, 16}};   // leading dims
+    if (blk == 32) shapes.push_back({{3, 96}, 5});  // 3 blocks per row
+    for (const Mm& m : shapes) {
+      Case c = make("matmul", {f32("x", m.x), packed("w", dt, {m.n, m.x.back()})});
+      c.threshold = kDotThreshold;
+      out.push_back(c);
+    }
+  }
+}
+
+void add_embed_packed(std::vector<Case>& out) {
+  struct Em {
+    int64_t v, d, s;
+  };
+  for (DType dt : kPackedDtypes) {
+    std::vector<Em> shapes = {{10, 256, 5}, {7, 512, 20}};
+    if (dtype_block_elems(dt) <= 32) shapes.push_back({50, 64, 9});
+    for (const Em& e : shapes)
+      out.push_back(make(
+          "embed", {packed("table", dt, {e.v, e.d}), i32("ids", {e.s}, Fill::RandomInt, 0, e.v)}));
+  }
+  InputSpec ids = i32("ids", {3}, Fill::RandomInt, 0, 10);
+  ids.fixed = {0, 10, 3};
+  Case c = make("embed", {packed("table", RLX_Q4_K, {10, 256}), ids}, "id=10 -> error");
+  c.expect_error = true;
+  out.push_back(c);
+}
+
 void add_rope(std::vector<Case>& out) {
   struct Rp {
     Shape x;
@@ -279,6 +339,47 @@ void add_attention(std::vector<Case>& out) {
   }
 }
 
+// "5,6,7", or "256..262" for a longer run.
+std::string positions(const std::vector<int32_t>& pos) {
+  if (pos.size() <= 4) return fmt::format("{}", fmt::join(pos, ","));
+  return fmt::format("{}..{}", pos.front(), pos.back());
+}
+
+// Attention over a KV cache by position (4th input): query i sees keys j <= pos[i], j < t. The
+// attributes are set to values that would change the result, to check they are ignored.
+void add_attention_pos(std::vector<Case>& out) {
+  struct Ap {
+    int64_t t, hq, hkv, d;
+    std::vector<int32_t> pos;
+    const char* tag;
+  };
+  const Ap shapes[] = {
+      {16, 4, 4, 32, {5, 6, 7}, "chunk at 5"},
+      {64, 8, 2, 64, {40}, "decode at 40"},
+      {10, 4, 2, 16, {2, 9, 0, 5}, "unordered"},
+      {8, 8, 2, 64, {7, 3}, "last row, gqa"},
+      {6, 2, 1, 8, {100}, "pos past t"},
+      {300, 8, 2, 64, {256, 257, 258, 259, 260, 261, 262}, "long cache"},
+  };
+  for (const Ap& a : shapes) {
+    const int64_t s = int64_t(a.pos.size());
+    int64_t hi = *std::max_element(a.pos.begin(), a.pos.end());
+    InputSpec k = f32("k", {a.t, a.hkv, a.d});
+    InputSpec v = f32("v", {a.t, a.hkv, a.d});
+    if (hi + 1 < a.t) k.junk_from = v.junk_from = hi + 1;  // never visible to any row
+    InputSpec pos = i32("pos", {s}, Fill::RandomInt, 0, 1);
+    pos.fixed = a.pos;
+    Case c = make("attention", {f32("q", {s, a.hq, a.d}), k, v, pos},
+                  fmt::format("pos={} {}", positions(a.pos), a.tag));
+    c.attrs.f[0] = float(1.0 / std::sqrt(double(a.d)));
+    c.attrs.i[0] = 1;  // causal, past 99, kv_len 1: all ignored with positions
+    c.attrs.i[1] = 99;
+    c.attrs.i[2] = 1;
+    c.threshold = kDotThreshold;
+    out.push_back(c);
+  }
+}
+
 void add_reshape(std::vector<Case>& out) {
   struct Rs {
     Shape in, to;
@@ -293,6 +394,91 @@ void add_reshape(std::vector<Case>& out) {
       c.wrap = w;
       out.push_back(c);
     }
+}
+
+// kv_store: the updated cache is read back twice, through a scale node (the graph output) and
+// as the cache buffer itself, which must hold exactly the new rows at their positions and the
+// old bytes everywhere else.
+void add_kv_store(std::vector<Case>& out) {
+  struct Kv {
+    int64_t t, h, d;
+    std::vector<int32_t> pos;
+    const char* tag;
+  };
+  const Kv shapes[] = {
+      {8, 2, 16, {5, 0, 7}, "scattered"},
+      {33, 4, 64, {32}, "decode, last row"},
+      {16, 1, 128, {}, "prefill"},
+      {20, 3, 8, {11, 12, 13, 14}, "chunk at 11"},
+  };
+  for (const Kv& k : shapes) {
+    std::vector<int32_t> pos = k.pos;
+    if (pos.empty())
+      for (int32_t i = 0; i < k.t; ++i) pos.push_back(i);
+    InputSpec p = i32("pos", {int64_t(pos.size())}, Fill::RandomInt, 0, 1);
+    p.fixed = pos;
+    Case c = make(
+        "kv_store", {f32("cache", {k.t, k.h, k.d}), f32("x", {int64_t(pos.size()), k.h, k.d}), p},
+        k.pos.empty() ? std::string(k.tag) : fmt::format("pos={} {}", fmt::join(pos, ","), k.tag));
+    c.wrap = Wrap::ScaleAfter;
+    c.exact = true;  // a copy and a scale by -2: bit for bit
+    out.push_back(c);
+  }
+  // ops.def: a position outside [0, t) is a run-time error; the cache must stay untouched.
+  for (int32_t bad : {8, -1}) {
+    InputSpec p = i32("pos", {2}, Fill::RandomInt, 0, 1);
+    p.fixed = {3, bad};
+    Case c = make("kv_store", {f32("cache", {8, 2, 16}), f32("x", {2, 2, 16}), p},
+                  fmt::format("pos=3,{} -> error", bad));
+    c.wrap = Wrap::ScaleAfter;
+    c.expect_error = true;
+    out.push_back(c);
+  }
+  // Store-then-attend, as a model's layer does it: the attention must see the new rows.
+  struct Step {
+    int64_t t, hq, hkv, d;
+    std::vector<int32_t> pos;
+    const char* tag;
+  };
+  const Step steps[] = {
+      {12, 4, 2, 32, {0, 1, 2, 3, 4}, "prefill into an empty cache"},
+      {32, 8, 2, 64, {17}, "decode at 17"},
+      {16, 4, 4, 16, {5, 6, 7}, "chunk at 5"},
+  };
+  for (const Step& st : steps) {
+    const int64_t s = int64_t(st.pos.size());
+    const int64_t hi = *std::max_element(st.pos.begin(), st.pos.end());
+    InputSpec kc = f32("k_cache", {st.t, st.hkv, st.d}), vc = f32("v_cache", {st.t, st.hkv, st.d});
+    kc.junk_from = vc.junk_from = hi + 1;
+    InputSpec p = i32("pos", {s}, Fill::RandomInt, 0, 1);
+    p.fixed = st.pos;
+    Case c = make("kv_store",
+                  {kc, f32("k", {s, st.hkv, st.d}), p, vc, f32("v", {s, st.hkv, st.d}),
+                   f32("q", {s, st.hq, st.d})},
+                  fmt::format("-> attention, {}", st.tag));
+    c.wrap = Wrap::IntoAttention;
+    c.attrs.f[0] = float(1.0 / std::sqrt(double(st.d)));
+    c.threshold = kDotThreshold;
+    out.push_back(c);
+  }
+}
+
+// slice: a view at a byte offset, read through a scale node.
+void add_slice(std::vector<Case>& out) {
+  struct Sl {
+    Shape x;
+    int64_t start, count;
+  };
+  for (const Sl& sl : {Sl{{10, 7}, 3, 4}, Sl{{5, 2, 3}, 0, 1}, Sl{{4, 33}, 3, 1},
+                       Sl{{6, 128}, 0, 6}, Sl{{9, 4, 16}, 2, 5}, Sl{{4099}, 4000, 99}}) {
+    Case c = make("slice", {f32("x", sl.x)},
+                  fmt::format("rows [{}, {})", sl.start, sl.start + sl.count));
+    c.attrs.i[0] = sl.start;
+    c.attrs.i[1] = sl.count;
+    c.wrap = Wrap::ScaleAfter;
+    c.exact = true;
+    out.push_back(c);
+  }
 }
 
 void add_argmax(std::vector<Case>& out) {
@@ -363,11 +549,16 @@ std::vector<Case> make_cases() {
   add_softmax(out);
   add_rms_norm(out);
   add_matmul(out);
+  add_matmul_packed(out);
   add_embed(out);
+  add_embed_packed(out);
   add_rope(out);
   add_attention(out);
+  add_attention_pos(out);
   add_reshape(out);
   add_argmax(out);
+  add_kv_store(out);
+  add_slice(out);
   return out;
 }
 
@@ -402,6 +593,14 @@ std::vector<HostTensor> make_inputs(const Case& c, uint64_t seed) {
         int64_t row = n / s.shape[0];
         // +-30: if these leak into attention they dominate the softmax and the output.
         for (int64_t k = s.junk_from * row; k < n; ++k) t.f[k] = float(60.0 * rng.unit() - 30.0);
+      }
+      if (s.dtype != RLX_F32) {
+        // A packed weight: quantize, and keep the dequantized values for the reference.
+        t.packed.resize(size_t(dtype_bytes(s.dtype, n)));
+        if (!quant::quantize_row(s.dtype, t.f.data(), t.packed.data(), n) ||
+            !quant::dequantize_row(s.dtype, t.packed.data(), t.f.data(), n))
+          throw std::runtime_error(
+              fmt::format("cannot pack {} as {}", s.name, dtype_name(s.dtype)));
       }
     }
     out.push_back(std::move(t));

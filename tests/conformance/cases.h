@@ -11,12 +11,14 @@
 
 namespace rlx::conformance {
 
-// Host copy of one tensor. Only f32 and i32 appear in the built-in ops today.
+// Host copy of one tensor: f32 and i32 activations, and weights in any dtype rlx/quant.h
+// converts (f16, bf16, the GGUF block types), which are bound as their packed bytes.
 struct HostTensor {
   DType dtype = RLX_F32;
   Shape shape;
-  std::vector<float> f;    // dtype == RLX_F32
-  std::vector<int32_t> i;  // dtype == RLX_I32
+  std::vector<float> f;         // f32; for a packed dtype the dequantized values (the reference's)
+  std::vector<int32_t> i;       // dtype == RLX_I32
+  std::vector<uint8_t> packed;  // packed dtypes: the bytes a backend reads
 
   int64_t elems() const;
   uint64_t bytes() const;
@@ -46,9 +48,18 @@ struct InputSpec {
   std::vector<int32_t> fixed;  // i32 values used as-is when not empty (out-of-range ids)
 };
 
-// A lone reshape of a graph input into a graph output cannot be planned (a view has no second
-// slot to bind), so reshape cases wrap it with a scale node on one side.
-enum class Wrap { None, ScaleBefore, ScaleAfter };
+// How the op under test is embedded in its graph. A lone view or update of a graph input cannot
+// be a graph output (it has no storage of its own to bind), so reshape, slice and kv_store cases
+// put a scale node on one side of it, or (kv_store) feed the updated caches to attention.
+enum class Wrap {
+  None,
+  ScaleBefore,  // out = op(scale(in0), in1..)
+  ScaleAfter,   // out = scale(op(in..))
+  // kv_store into attention, one decode / prefill step of a model. Inputs: k_cache, k_new, pos,
+  // v_cache, v_new, q; out = attention(q, kv_store(k_cache, k_new, pos),
+  //                                       kv_store(v_cache, v_new, pos), pos)
+  IntoAttention,
+};
 inline constexpr float kWrapScale = -2.0f;  // exact in f32: the check stays bit-for-bit
 
 struct Case {

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <exception>
+#include <optional>
 
 #include "compare.h"
 #include "rlx/dtype.h"
@@ -37,6 +38,11 @@ Prepared prepare(const Case& c, uint64_t seed) {
     } else if (c.wrap == Wrap::ScaleAfter) {
       TensorId t = gb.op(def->id, ids, c.attrs, "under_test", c.out_hint);
       out = gb.op(RLX_OP_SCALE, {t}, wrap_scale, "out");
+    } else if (c.wrap == Wrap::IntoAttention) {
+      // k_cache, k, pos, v_cache, v, q (see Wrap)
+      TensorId kc = gb.op(def->id, {ids.at(0), ids.at(1), ids.at(2)}, {}, "k_store");
+      TensorId vc = gb.op(def->id, {ids.at(3), ids.at(4), ids.at(2)}, {}, "v_store");
+      out = gb.op(RLX_OP_ATTENTION, {ids.at(5), kc, vc, ids.at(2)}, c.attrs, "out");
     } else {
       out = gb.op(def->id, ids, c.attrs, "out", c.out_hint);
     }
@@ -61,20 +67,49 @@ Prepared prepare(const Case& c, uint64_t seed) {
 
 namespace {
 
-// One guarded device buffer and the image we wrote into it.
+// One guarded device buffer and the image we wrote into it. `host` is the memory a zero-copy
+// buffer wraps; it is declared first so it outlives `buf`.
 struct Bound {
+  std::vector<uint8_t> host;
   Buffer buf;
   std::vector<uint8_t> image;
   uint64_t payload = 0;
 };
 
-Bound bind_guarded(Device& dev, const void* data, uint64_t bytes) {
+// `zero_copy`: wrap a host copy of the image (buffer_from_host, as weights are bound straight
+// from the mmap'd file) when the backend offers it; else allocate and upload.
+Bound bind_guarded(Device& dev, const void* data, uint64_t bytes, bool zero_copy = false) {
   Bound b;
   b.image = guarded(data, bytes);
   b.payload = bytes;
+  if (zero_copy) {
+    b.host = b.image;
+    if (std::optional<Buffer> w = dev.wrap_host(b.host.data(), b.host.size())) {
+      b.buf = std::move(*w);
+      return b;
+    }
+    b.host.clear();
+  }
   b.buf = dev.alloc(b.image.size());
   b.buf.write(0, b.image.data(), b.image.size());
   return b;
+}
+
+// "" when the f32 payload at `bytes` equals `want` exactly, else which elements differ.
+std::string compare_f32(const uint8_t* bytes, const std::vector<double>& want) {
+  size_t wrong = 0, first = 0;
+  float first_got = 0;
+  for (size_t k = 0; k < want.size(); ++k) {
+    float v;
+    std::memcpy(&v, bytes + 4 * k, 4);
+    if (double(v) != want[k] && wrong++ == 0) {
+      first = k;
+      first_got = v;
+    }
+  }
+  if (wrong == 0) return {};
+  return fmt::format("{} of {} values differ, first at element {}: got {}, expected {}", wrong,
+                     want.size(), first, first_got, want[first]);
 }
 
 std::vector<uint8_t> read_all(const Bound& b) {
@@ -101,7 +136,8 @@ RunResult run_case(Device& dev, const Prepared& p) {
     stage = "upload";
     std::vector<Bound> in;
     for (size_t k = 0; k < p.inputs.size(); ++k) {
-      in.push_back(bind_guarded(dev, p.inputs[k].data(), p.inputs[k].bytes()));
+      in.push_back(
+          bind_guarded(dev, p.inputs[k].data(), p.inputs[k].bytes(), p.c->inputs[k].weight));
       bindings.at(p.input_slots[k]) = rlx_binding{in.back().buf.handle(), kGuardBytes};
     }
     // The output starts as all-ones bytes (NaN for f32, -1 for i32), so an element the kernel
@@ -138,14 +174,23 @@ RunResult run_case(Device& dev, const Prepared& p) {
     }
     for (size_t k = 0; k < in.size(); ++k) {
       std::vector<uint8_t> now = read_all(in[k]);
+      const std::string& name = p.c->inputs[k].name;
       if (std::string g = check_guards(now, in[k].payload); !g.empty())
-        r.damage.push_back(fmt::format("input '{}' {}", p.c->inputs[k].name, g));
+        r.damage.push_back(fmt::format("input '{}' {}", name, g));
+      const bool updated = k < p.ref.inputs_after.size() && !p.ref.inputs_after[k].empty();
+      if (updated && r.run_error.empty()) {
+        // An update op's target (a kv cache): exactly the expected values, f32.
+        if (std::string d = compare_f32(now.data() + kGuardBytes, p.ref.inputs_after[k]);
+            !d.empty())
+          r.damage.push_back(fmt::format("input '{}' after the run: {}", name, d));
+        continue;
+      }
       if (std::memcmp(now.data() + kGuardBytes, in[k].image.data() + kGuardBytes, in[k].payload) !=
           0) {
         uint64_t at = 0;
         while (now[kGuardBytes + at] == in[k].image[kGuardBytes + at]) ++at;
-        r.damage.push_back(fmt::format("input '{}' was modified (first changed byte {})",
-                                       p.c->inputs[k].name, at));
+        r.damage.push_back(
+            fmt::format("input '{}' was modified (first changed byte {})", name, at));
       }
     }
     r.status = RunResult::Status::Ran;

@@ -122,7 +122,7 @@ Reference rope(const std::vector<HostTensor>& in, const NodeAttrs& a) {
   return out;
 }
 
-// q [s, hq, d], k/v [t, hkv, d] -> [s, hq, d]
+// q [s, hq, d], k/v [t, hkv, d] [, pos [s]] -> [s, hq, d]
 Reference attention(const std::vector<HostTensor>& in, const NodeAttrs& a) {
   const HostTensor &q = in[0], &k = in[1], &v = in[2];
   int64_t s = q.shape[0], hq = q.shape[1], d = q.shape[2];
@@ -130,6 +130,7 @@ Reference attention(const std::vector<HostTensor>& in, const NodeAttrs& a) {
   double scale = a.f[0];
   bool causal = a.i[0] == 1;
   int64_t past = a.i[1], kv_len = a.i[2] == 0 ? t : a.i[2];
+  const HostTensor* pos = in.size() == 4 ? &in[3] : nullptr;  // then the attributes are ignored
   Reference out = make_ref(q.shape);
   out.values.assign(size_t(q.elems()), 0.0);
   Vec score(static_cast<size_t>(t));
@@ -137,6 +138,7 @@ Reference attention(const std::vector<HostTensor>& in, const NodeAttrs& a) {
     for (int64_t h = 0; h < hq; ++h) {
       int64_t kh = h / group;
       int64_t n = causal ? std::min(kv_len, past + i + 1) : kv_len;  // keys [0, n) visible
+      if (pos) n = std::min(t, int64_t(pos->i[i]) + 1);
       double mx = -INFINITY;
       for (int64_t j = 0; j < n; ++j) {
         double dot = 0;
@@ -152,6 +154,53 @@ Reference attention(const std::vector<HostTensor>& in, const NodeAttrs& a) {
         for (int64_t c = 0; c < d; ++c) o[c] += score[j] / sum * v.at((j * hkv + kh) * d + c);
     }
   return out;
+}
+
+// cache [t, h, d], x [s, h, d], pos [s]: the cache with row pos[i] replaced by x[i].
+Reference kv_store(const HostTensor& cache, const HostTensor& x, const HostTensor& pos) {
+  Reference r = make_ref(cache.shape, as_double(cache));
+  int64_t t = cache.shape[0], row = cache.elems() / t;
+  for (int64_t i = 0; i < x.shape[0]; ++i) {
+    int64_t p = pos.i[i];
+    if (p < 0 || p >= t) {
+      r.error = fmt::format("position {} at row {} is outside [0, {})", p, i, t);
+      return r;
+    }
+    for (int64_t c = 0; c < row; ++c) r.values[p * row + c] = x.at(i * row + c);
+  }
+  return r;
+}
+
+// x [n, ..] -> rows [start, start + count)
+Reference slice(const HostTensor& x, const NodeAttrs& a) {
+  Shape shape = x.shape;
+  shape[0] = a.i[1];
+  int64_t row = x.elems() / x.shape[0];
+  Vec all = as_double(x);
+  return make_ref(shape, Vec(all.begin() + a.i[0] * row, all.begin() + (a.i[0] + a.i[1]) * row));
+}
+
+// Inputs k_cache, k, pos, v_cache, v, q: both caches updated, then attention by position.
+Reference store_then_attend(const std::vector<HostTensor>& in, const NodeAttrs& a) {
+  Reference kc = kv_store(in[0], in[1], in[2]), vc = kv_store(in[3], in[4], in[2]);
+  if (!kc.error.empty()) return kc;
+  auto as_tensor = [](const HostTensor& like, const Vec& values) {
+    HostTensor t;
+    t.shape = like.shape;
+    t.f.assign(values.begin(), values.end());  // exact: the cache values are f32
+    return t;
+  };
+  Reference r =
+      attention({in[5], as_tensor(in[0], kc.values), as_tensor(in[3], vc.values), in[2]}, a);
+  r.inputs_after.resize(in.size());
+  r.inputs_after[0] = kc.values;
+  r.inputs_after[3] = vc.values;
+  return r;
+}
+
+Reference scaled(Reference r, double by) {
+  for (double& x : r.values) x *= by;
+  return r;
 }
 
 Reference argmax(const HostTensor& a) {
@@ -205,6 +254,16 @@ Reference reference(const Case& c, const std::vector<HostTensor>& in) {
     return r;
   }
   if (op == "argmax") return argmax(in[0]);
+  if (op == "kv_store") {
+    if (c.wrap == Wrap::IntoAttention) return store_then_attend(in, c.attrs);
+    Reference r = kv_store(in[0], in[1], in[2]);
+    if (r.error.empty()) r.inputs_after = {r.values};  // the cache itself
+    return c.wrap == Wrap::ScaleAfter ? scaled(std::move(r), kWrapScale) : r;
+  }
+  if (op == "slice") {
+    Reference r = slice(in[0], c.attrs);
+    return c.wrap == Wrap::ScaleAfter ? scaled(std::move(r), kWrapScale) : r;
+  }
   throw std::logic_error("conformance: no float64 reference for op '" + op + "'");
 }
 

@@ -14,6 +14,9 @@ struct Reference {
   bool is_int = false;  // argmax: values are indices
   std::vector<double> values;
   std::string error;  // non-empty: the spec says this run must fail (and why)
+  // Inputs an UPDATE op (kv_store) writes: input index -> its expected contents after the run
+  // (compared exactly). Every other input, or all of them when the run fails, must be unchanged.
+  std::vector<std::vector<double>> inputs_after;
 };
 
 // Computes case `c` on `inputs` (from make_inputs). Throws std::logic_error for an op it does

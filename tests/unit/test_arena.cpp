@@ -45,8 +45,7 @@ void check_no_clobber(const PlannedGraph& p) {
     }
     TensorId out = g.nodes[n].output;
     const rlx_tensor_desc& d = p.tensors[out];
-    if (!OpRegistry::global().get(g.nodes[n].op).aliases_input0() &&
-        d.storage == RLX_STORAGE_ARENA)
+    if (!OpRegistry::global().get(g.nodes[n].op).aliases_input0() && d.storage == RLX_STORAGE_ARENA)
       writes.push_back({n, d.offset, d.nbytes, out});
     if (d.storage == RLX_STORAGE_ARENA) {
       CHECK(d.offset % p.alignment == 0);

@@ -101,7 +101,7 @@ TEST_CASE("the repetition penalty steers away from recent tokens", "[sampler]") 
   Sampler s;
   auto a = l;
   CHECK(s.sample(a, history, o) == 2);  // 3.0 / 1.5 = 2.0 < 2.9
-  o.penalty_window = 0;  // a window of nothing penalizes nothing
+  o.penalty_window = 0;                 // a window of nothing penalizes nothing
   auto b = l;
   CHECK(s.sample(b, history, o) == 1);
   // Negative logits are multiplied (pushed further down), not divided.

@@ -262,8 +262,8 @@ typedef struct rlx_backend_api {
 
   /* Optional (NULL = not supported): a buffer over host memory the host owns, without a copy
    * (weights straight from an mmap'd file). `ptr` stays valid and unchanged until buffer_free. */
-  rlx_status (*buffer_from_host)(rlx_device* dev, const void* ptr, uint64_t bytes,
-                                 rlx_buffer** out, rlx_err err);
+  rlx_status (*buffer_from_host)(rlx_device* dev, const void* ptr, uint64_t bytes, rlx_buffer** out,
+                                 rlx_err err);
 
   uint64_t reserved[8];
 } rlx_backend_api;
@@ -321,13 +321,11 @@ typedef struct rlx_graph_builder {
   rlx_status (*weight)(void* ctx, const char* file_name, rlx_tensor_id* out, rlx_err err);
   /* A small tensor the plugin computes (rope frequency factors): copied by the core. */
   rlx_status (*constant)(void* ctx, const char* name, uint32_t dtype, uint32_t ndim,
-                         const int64_t* shape, const void* data, rlx_tensor_id* out,
-                         rlx_err err);
+                         const int64_t* shape, const void* data, rlx_tensor_id* out, rlx_err err);
   /* out_shape/out_ndim: the target of a reshape (NULL/0 otherwise). node_name may be NULL. */
-  rlx_status (*op)(void* ctx, const char* op_name, const rlx_tensor_id* inputs,
-                   uint32_t n_inputs, const int64_t* iattr, const float* fattr,
-                   const int64_t* out_shape, uint32_t out_ndim, const char* node_name,
-                   rlx_tensor_id* out, rlx_err err);
+  rlx_status (*op)(void* ctx, const char* op_name, const rlx_tensor_id* inputs, uint32_t n_inputs,
+                   const int64_t* iattr, const float* fattr, const int64_t* out_shape,
+                   uint32_t out_ndim, const char* node_name, rlx_tensor_id* out, rlx_err err);
   rlx_status (*output)(void* ctx, rlx_tensor_id t, const char* name, rlx_err err);
   /* dtype and shape of a tensor already in the graph. */
   rlx_status (*info)(void* ctx, rlx_tensor_id t, uint32_t* dtype, uint32_t* ndim,

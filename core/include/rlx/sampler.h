@@ -11,12 +11,12 @@
 namespace rlx {
 
 struct SampleOpts {
-  float temperature = 0.8f;        // <= 0 means greedy
-  int32_t top_k = 40;              // <= 0 disables
-  float top_p = 0.95f;             // >= 1 disables
-  float min_p = 0.05f;             // <= 0 disables
-  float repetition_penalty = 1.0f; // 1 disables; > 1 discourages tokens already in the window
-  int32_t penalty_window = 64;     // how many recent tokens the penalty looks at
+  float temperature = 0.8f;         // <= 0 means greedy
+  int32_t top_k = 40;               // <= 0 disables
+  float top_p = 0.95f;              // >= 1 disables
+  float min_p = 0.05f;              // <= 0 disables
+  float repetition_penalty = 1.0f;  // 1 disables; > 1 discourages tokens already in the window
+  int32_t penalty_window = 64;      // how many recent tokens the penalty looks at
   uint64_t seed = 0;
   bool greedy = false;
 };

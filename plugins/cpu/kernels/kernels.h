@@ -41,6 +41,11 @@ void softmax_f32(ThreadPool& pool, const float* a, float* out, int64_t rows, int
 // x [m, k] @ w[n, k]^T -> out [m, n]; f32 accumulation. `out` must not overlap x or w.
 void matmul_f32(ThreadPool& pool, const float* x, const float* w, float* out, int64_t m, int64_t n,
                 int64_t k);
+// One block of matmul_f32 on the calling thread: out[i, j] = x[i] . w[j - j0] for i in [i0, i1),
+// j in [j0, j1). `w` points at weight row j0 (rows k floats apart), `out` rows are n apart.
+// Walks x in 16-row sub-blocks so a block of up to ~64 x 16 rows stays in L2.
+void matmul_block_f32(const float* x, const float* w, float* out, int64_t i0, int64_t i1,
+                      int64_t j0, int64_t j1, int64_t n, int64_t k);
 
 // ---- embed.cpp ------------------------------------------------------------------------------
 
@@ -48,6 +53,20 @@ void matmul_f32(ThreadPool& pool, const float* x, const float* w, float* out, in
 // throws Error(RLX_ERR_INVALID, "token id X out of range [0, V)") without writing anything.
 void embed_f32(ThreadPool& pool, const float* table, int64_t v, int64_t d, const int32_t* ids,
                int64_t s, float* out);
+
+// ---- quant.cpp ------------------------------------------------------------------------------
+//
+// Weights in any dtype rlx/quant.h reads (f32, f16, bf16, q4_0 ... q8_k), kept packed: `w` and
+// `table` are raw bytes of rows of quant::row_bytes(dtype, k) bytes, at any alignment.
+
+// x [m, k] f32 @ w [n, k]^T -> out [m, n] f32. Dequantizes tiles of 16 weight rows into a per-
+// chunk f32 scratch (16 * k floats) and runs matmul_block_f32 on them; no full f32 copy of w.
+void matmul_packed(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t w_dtype, float* out,
+                   int64_t m, int64_t n, int64_t k);
+// table [v, d] packed, ids [s] -> out [s, d] f32: out[i] = dequantized row ids[i]. Checks every
+// id first, as embed_f32 does.
+void embed_packed(ThreadPool& pool, const uint8_t* table, uint32_t dtype, int64_t v, int64_t d,
+                  const int32_t* ids, int64_t s, float* out);
 
 // ---- rope.cpp -------------------------------------------------------------------------------
 
@@ -76,11 +95,20 @@ struct AttentionParams {
   int64_t kv_len = 0;   // keys [0, kv_len) are valid, kv_len <= t; rows beyond are never read
   bool causal = false;  // query i sees keys j <= past + i (and j < kv_len)
   float scale = 1.0f;   // applied to q.k before the softmax
+  // Positions [s] (a KV cache of capacity t): query i sees keys j <= pos[i] and j < t; past,
+  // kv_len and causal are ignored. nullptr = use them.
+  const int32_t* pos = nullptr;
 };
 // q [s, hq, d], k [t, hkv, d], v [t, hkv, d] -> out [s, hq, d]; query head h reads kv head
 // h / (hq / hkv). A query row that sees no key gets zeros. `out` must not overlap q, k or v.
 void attention_f32(ThreadPool& pool, const float* q, const float* k, const float* v, float* out,
                    const AttentionParams& p);
+
+// KV_STORE: cache [t, row] f32, x [s, row], pos [s] -> cache[pos[i]] = x[i], in order (a
+// repeated position keeps the last row). Every position is checked first: one outside [0, t)
+// throws Error(RLX_ERR_INVALID) before anything is written.
+void kv_store_f32(float* cache, int64_t t, const float* x, const int32_t* pos, int64_t s,
+                  int64_t row);
 
 // ---- helpers shared by the kernels -----------------------------------------------------------
 

@@ -47,6 +47,23 @@ inline void dot_4x1(const float* x0, const float* x1, const float* x2, const flo
 
 }  // namespace
 
+void matmul_block_f32(const float* x, const float* w, float* out, int64_t i0, int64_t i1,
+                      int64_t j0, int64_t j1, int64_t n, int64_t k) {
+  for (int64_t ib = i0; ib < i1; ib += kTileM) {
+    const int64_t ie = std::min(i1, ib + kTileM);
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* wj = w + (j - j0) * k;
+      int64_t i = ib;
+      for (; i + 4 <= ie; i += 4) {
+        float r[4];
+        dot_4x1(x + i * k, x + (i + 1) * k, x + (i + 2) * k, x + (i + 3) * k, wj, k, r);
+        for (int q = 0; q < 4; ++q) out[(i + q) * n + j] = r[q];
+      }
+      for (; i < ie; ++i) out[i * n + j] = dot_f32(x + i * k, wj, k);
+    }
+  }
+}
+
 void matmul_f32(ThreadPool& pool, const float* x, const float* w, float* out, int64_t m, int64_t n,
                 int64_t k) {
   const int64_t tiles_m = (m + kTileM - 1) / kTileM;
@@ -57,16 +74,7 @@ void matmul_f32(ThreadPool& pool, const float* x, const float* w, float* out, in
       // streams its own contiguous slab of w.
       const int64_t i0 = (t / tiles_n) * kTileM, i1 = std::min(m, i0 + kTileM);
       const int64_t j0 = (t % tiles_n) * kTileN, j1 = std::min(n, j0 + kTileN);
-      for (int64_t j = j0; j < j1; ++j) {
-        const float* wj = w + j * k;
-        int64_t i = i0;
-        for (; i + 4 <= i1; i += 4) {
-          float r[4];
-          dot_4x1(x + i * k, x + (i + 1) * k, x + (i + 2) * k, x + (i + 3) * k, wj, k, r);
-          for (int q = 0; q < 4; ++q) out[(i + q) * n + j] = r[q];
-        }
-        for (; i < i1; ++i) out[i * n + j] = dot_f32(x + i * k, wj, k);
-      }
+      matmul_block_f32(x, w + j0 * k, out, i0, i1, j0, j1, n, k);
     }
   });
 }
