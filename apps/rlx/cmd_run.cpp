@@ -92,6 +92,8 @@ int cmd_run(int argc, char** argv) {
   if (!r.count("prompt-ids")) fail("rlx run: --prompt-ids is required, e.g. --prompt-ids 1,42");
   if (r.count("packed") && r.count("no-packed")) fail("rlx run: --packed and --no-packed conflict");
 
+  // Flags are checked before the (possibly slow) model load.
+  std::vector<int32_t> prompt = parse_ids(r["prompt-ids"].as<std::string>());
   ModelOptions mopts;
   if (r.count("packed")) mopts.packed = true;
   if (r.count("no-packed")) mopts.packed = false;
@@ -116,7 +118,6 @@ int cmd_run(int argc, char** argv) {
   const bool stop_at_eos = !r.count("ignore-eos");
   const int64_t eos = model->config().eos_id;
 
-  std::vector<int32_t> prompt = parse_ids(r["prompt-ids"].as<std::string>());
   auto tl = std::chrono::steady_clock::now();
   gen.prepare(static_cast<int64_t>(prompt.size()));
   if (max_tokens > 1) gen.prepare(1);

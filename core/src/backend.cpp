@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "rlx/error.h"
+#include "rlx/log.h"
 
 namespace rlx {
 
@@ -113,7 +114,10 @@ std::optional<Buffer> Device::wrap_host(const void* ptr, uint64_t bytes) {
     return std::nullopt;
   ErrBuf eb;
   rlx_buffer* h = nullptr;
-  if (api_->buffer_from_host(h_, ptr, bytes, &h, eb.err()) != RLX_OK) return std::nullopt;
+  if (api_->buffer_from_host(h_, ptr, bytes, &h, eb.err()) != RLX_OK) {
+    log().debug("{}: no zero-copy buffer ({}); copying instead", backend_, eb.msg);
+    return std::nullopt;
+  }
   return Buffer(shared_from_this(), h, bytes);
 }
 

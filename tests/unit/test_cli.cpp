@@ -62,3 +62,29 @@ TEST_CASE("rlx --version, --help and bad input", "[cli]") {
   CHECK(level.code != 0);
   CHECK_THAT(level.out, Catch::Contains("unknown log level 'loud'"));
 }
+
+TEST_CASE("rlx run and rlx info fail cleanly on bad files and flags", "[cli]") {
+  std::string dir = "/tmp/rlx-test-cli";
+  std::system(("mkdir -p " + dir).c_str());
+  Result missing = run("run --weights " + dir + "/nope.gguf --prompt-ids 1");
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.out, Catch::Contains("nope.gguf"));
+
+  // A GGUF header cut short.
+  std::string cut = dir + "/cut.gguf";
+  FILE* f = std::fopen(cut.c_str(), "wb");
+  REQUIRE(f);
+  std::fwrite("GGUF\x03\x00\x00\x00\x01", 1, 9, f);
+  std::fclose(f);
+  for (const char* cmd : {"run --prompt-ids 1 --weights ", "info "}) {
+    Result r = run(cmd + cut);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("cut.gguf"));
+  }
+  Result no_ids = run("run --weights " + cut);
+  CHECK(no_ids.code == 1);
+  CHECK_THAT(no_ids.out, Catch::Contains("--prompt-ids"));
+  Result bad_ids = run("run --weights " + cut + " --prompt-ids 1,x");
+  CHECK(bad_ids.code == 1);
+  CHECK_THAT(bad_ids.out, Catch::Contains("'x'"));
+}

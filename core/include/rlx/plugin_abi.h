@@ -260,8 +260,10 @@ typedef struct rlx_backend_api {
                             uint32_t n_bindings, rlx_err err);
   void (*program_free)(rlx_device* dev, rlx_program* prog);
 
-  /* Optional (NULL = not supported): a buffer over host memory the host owns, without a copy
-   * (weights straight from an mmap'd file). `ptr` stays valid and unchanged until buffer_free. */
+  /* Optional (NULL = not supported): a read-only buffer over host memory the host owns, without
+   * a copy (weights straight from an mmap'd file). `ptr` stays valid and unchanged until
+   * buffer_free; any alignment may be passed (a backend that needs more refuses, and the host
+   * then copies). The host binds it only to slots the program reads. */
   rlx_status (*buffer_from_host)(rlx_device* dev, const void* ptr, uint64_t bytes, rlx_buffer** out,
                                  rlx_err err);
 
