@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "file_util.h"
 #include "rlx/error.h"
 #include "rlx/gguf.h"
 #include "rlx/weights.h"
@@ -19,36 +20,12 @@ using rlx::MetaValue;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "rlx-gguf-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+using rlx::test::poke;
+using rlx::test::read_bytes;
+using rlx::test::write_bytes;
+struct TempDir : rlx::test::TempDir {
+  TempDir() : rlx::test::TempDir("rlx-gguf") {}
 };
-
-void write_bytes(const fs::path& p, const std::vector<uint8_t>& b, size_t n = SIZE_MAX) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.data()),
-            static_cast<std::streamsize>(std::min(n, b.size())));
-}
-
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Overwrites one byte in place (cheaper than rewriting the file for every mutation).
-void poke(const fs::path& p, size_t at, uint8_t v) {
-  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekp(static_cast<std::streamoff>(at));
-  f.put(static_cast<char>(v));
-}
 
 // Hand-built GGUF bytes, for files the writer would never produce.
 struct Gguf {
