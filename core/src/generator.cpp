@@ -1,6 +1,8 @@
 #include "rlx/generator.h"
 
+#include <unistd.h>
 #include <algorithm>
+
 #include <chrono>
 
 #include "rlx/error.h"
@@ -8,41 +10,56 @@
 
 namespace rlx {
 
-// A forward graph compiled for one sequence length, with its bindings ready to run.
+// A forward graph compiled for `seq` new tokens over `rows` KV-cache rows, with its bindings.
 struct Generator::Compiled {
   int64_t seq = 0;
+  int64_t rows = 0;
+  uint64_t resident_bytes = 0;  // arena + per-program buffers, for the memory budget
   PlannedGraph plan;
   Program prog;
   Buffer ids, pos, out;  // per-program input/output buffers
   std::vector<rlx_binding> binds;
 };
 
+DecodeBucket decode_bucket(int64_t past) {
+  if (past <= 0) return {0, 1};
+  if (past == 1) return {1, 2};
+  int64_t top = 1;  // smallest power of two >= past
+  while (top < past) top *= 2;
+  return {top / 2 + 1, top + 1};
+}
+
+namespace {
+uint64_t physical_ram() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+}  // namespace
+
 Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorOptions opts)
     : dev_(std::move(dev)), model_(model), opts_(opts), weights_(dev_, model) {
   const rlx_model_config& c = model.config();
   capacity_ = opts.max_seq > 0 ? opts.max_seq : std::min<int64_t>(c.max_seq, 4096);
   if (capacity_ <= 0) fail("max_seq must be > 0");
+  if (opts.prefill_seq_cap < 0) fail("prefill seq cap must be >= 0");
   const uint64_t bytes = static_cast<uint64_t>(capacity_ * c.n_kv_heads * c.head_dim) * 4;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     k_cache_.push_back(dev_->alloc(bytes));
     v_cache_.push_back(dev_->alloc(bytes));
   }
+  fixed_bytes_ = 2 * bytes * static_cast<uint64_t>(c.n_layers);
   logits_.resize(static_cast<size_t>(c.vocab_size));
   log().info("generator: {} cache rows, KV cache {:.1f} MiB on {}", capacity_,
-             2.0 * bytes * c.n_layers / (1 << 20), dev_->backend());
+             fixed_bytes_ / double(1 << 20), dev_->backend());
 }
 
 Generator::~Generator() = default;
 
-Generator::Compiled& Generator::program(int64_t seq) {
-  for (auto it = programs_.begin(); it != programs_.end(); ++it)
-    if ((*it)->seq == seq) {
-      programs_.splice(programs_.begin(), programs_, it);  // most recently used first
-      return *programs_.front();
-    }
+std::unique_ptr<Generator::Compiled> Generator::compile(int64_t seq, int64_t rows) {
   auto c = std::make_unique<Compiled>();
   c->seq = seq;
-  c->plan = model_.forward(seq, capacity_, RLX_LOGITS_LAST);
+  c->rows = rows;
+  c->plan = model_.forward(seq, rows, RLX_LOGITS_LAST);
   for (uint32_t n = 0; n < c->plan.nodes.size(); ++n)
     if (!dev_->supports(c->plan, n))
       fail("{} cannot run node {} ('{}', op {}); no fallback backend yet", dev_->backend(), n,
@@ -54,6 +71,7 @@ Generator::Compiled& Generator::program(int64_t seq) {
   c->ids = dev_->alloc(seq * 4);
   c->pos = dev_->alloc(seq * 4);
   c->out = dev_->alloc(logits_.size() * 4);
+  c->resident_bytes = c->plan.arena_bytes + 8 * seq + logits_.size() * 4;
   c->binds.resize(g.slots.size());
   for (size_t s = 0; s < g.slots.size(); ++s) {
     const Tensor& t = g.tensors[g.slots[s]];
@@ -64,21 +82,94 @@ Generator::Compiled& Generator::program(int64_t seq) {
       b = &c->pos;
     else if (t.name == "logits")
       b = &c->out;
-    else if (t.name.rfind("k_cache.", 0) == 0)
+    else if (t.name.rfind("k_cache.", 0) == 0)  // a prefix of the cache buffer: rows <= capacity
       b = &k_cache_.at(std::stoul(t.name.substr(8)));
     else if (t.name.rfind("v_cache.", 0) == 0)
       b = &v_cache_.at(std::stoul(t.name.substr(8)));
     else if (t.kind == TensorKind::Weight)
-      b = &weights_.get(t.name);
+      b = &weights_.get(t.name);  // one copy per device, shared by every Program
     else
       fail("{}: the forward graph has an unexpected slot '{}'", model_.family(), t.name);
     c->binds[s] = rlx_binding{b->handle(), 0};
   }
-  log().debug("compiled {} forward for seq {}: arena {} bytes", model_.family(), seq,
-              c->plan.arena_bytes);
-  programs_.push_front(std::move(c));
-  while (programs_.size() > std::max<size_t>(opts_.prefill_programs, 2)) programs_.pop_back();
-  return *programs_.front();
+  log().debug("compiled {} forward: seq {}, {} cache rows, arena {} bytes", model_.family(), seq,
+              rows, c->plan.arena_bytes);
+  return c;
+}
+
+Generator::Compiled& Generator::prefill_program(int64_t seq) {
+  for (auto it = prefill_.begin(); it != prefill_.end(); ++it)
+    if ((*it)->seq == seq) {
+      prefill_.splice(prefill_.begin(), prefill_, it);  // most recently used first
+      return *prefill_.front();
+    }
+  prefill_.push_front(compile(seq, capacity_));
+  ++stats_.prefill_compiles;
+  while (prefill_.size() > std::max<size_t>(opts_.prefill_capacity, 1)) prefill_.pop_back();
+  return *prefill_.front();
+}
+
+Generator::Compiled& Generator::decode_program(int64_t past) {
+  int64_t rows = capacity_;
+  switch (opts_.decode_cache) {
+    case DecodeCache::Dynamic: break;
+    case DecodeCache::Exact: rows = past + 1; break;
+    case DecodeCache::Buckets: {
+      int64_t top =
+          opts_.decode_max_past > 0 ? std::min(opts_.decode_max_past, capacity_) : capacity_;
+      rows = past + 1 > top ? capacity_ : std::min(decode_bucket(past).hi, top);
+      break;
+    }
+  }
+  rows = std::min(rows, capacity_);
+  for (auto it = decode_.begin(); it != decode_.end(); ++it)
+    if ((*it)->rows == rows) {
+      decode_.splice(decode_.begin(), decode_, it);
+      return *decode_.front();
+    }
+  auto c = compile(1, rows);
+  ++stats_.decode_compiles;
+  uint64_t bytes = opts_.bucket_resident_bytes ? opts_.bucket_resident_bytes : c->resident_bytes;
+  make_room_for_decode(bytes, rows);
+  decode_.push_front(std::move(c));
+  if (opts_.decode_cache == DecodeCache::Exact)
+    while (decode_.size() > std::max<size_t>(opts_.decode_capacity, 1)) decode_.pop_back();
+  return *decode_.front();
+}
+
+uint64_t Generator::budget_bytes() const {
+  if (opts_.soft_budget_bytes) return opts_.soft_budget_bytes;
+  return static_cast<uint64_t>(opts_.soft_fraction * static_cast<double>(physical_ram()));
+}
+
+// Evicts the decode Programs with the most cache rows (the highest buckets) until one more of
+// `bytes` fits the soft budget next to the weights, the KV cache and the prefill Programs.
+uint64_t Generator::resident_estimate() const {
+  uint64_t u = fixed_bytes_ + weights_.uploaded_bytes() + weights_.zero_copy_bytes();
+  for (const auto& p : prefill_) u += p->resident_bytes;
+  for (const auto& p : decode_)
+    u += opts_.bucket_resident_bytes ? opts_.bucket_resident_bytes : p->resident_bytes;
+  return u;
+}
+
+void Generator::make_room_for_decode(uint64_t bytes, int64_t keep_rows) {
+  const uint64_t budget = budget_bytes();
+  while (!decode_.empty() && resident_estimate() + bytes > budget) {
+    auto highest = std::max_element(decode_.begin(), decode_.end(),
+                                    [](const auto& a, const auto& b) { return a->rows < b->rows; });
+    if ((*highest)->rows == keep_rows) break;
+    log().info("memory budget {} MiB: evicting the decode program for {} cache rows", budget >> 20,
+               (*highest)->rows);
+    decode_.erase(highest);
+    ++stats_.decode_evictions;
+  }
+}
+
+std::vector<int64_t> Generator::decode_rows() const {
+  std::vector<int64_t> rows;
+  for (const auto& p : decode_) rows.push_back(p->rows);
+  std::sort(rows.begin(), rows.end());
+  return rows;
 }
 
 std::span<float> Generator::run(std::span<const int32_t> ids, int64_t start) {
@@ -90,23 +181,29 @@ std::span<float> Generator::run(std::span<const int32_t> ids, int64_t start) {
   const int64_t vocab = model_.config().vocab_size;
   for (int32_t id : ids)
     if (id < 0 || id >= vocab) fail("token id {} is outside the vocabulary [0, {})", id, vocab);
-  auto t0 = std::chrono::steady_clock::now();
-  Compiled& c = program(n);
-  std::vector<int32_t> pos(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(start + i);
-  c.ids.write(0, ids.data(), n * 4);
-  c.pos.write(0, pos.data(), n * 4);
-  c.prog.run(c.binds);
-  c.out.read(0, logits_.data(), logits_.size() * 4);
-  logits_fresh_ = true;
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (n == 1) {
-    ++stats_.decode_tokens;
-    stats_.decode_seconds += secs;
-  } else {
-    stats_.prompt_tokens += n;
-    stats_.prompt_seconds += secs;
+  // Prompts longer than the seq cap run as consecutive chunks; the cache carries the rest.
+  const int64_t cap = opts_.prefill_seq_cap > 0 ? opts_.prefill_seq_cap : n;
+  for (int64_t done = 0; done < n;) {
+    const int64_t len = std::min(cap, n - done);
+    auto t0 = std::chrono::steady_clock::now();
+    Compiled& c = len == 1 ? decode_program(start + done) : prefill_program(len);
+    std::vector<int32_t> pos(static_cast<size_t>(len));
+    for (int64_t i = 0; i < len; ++i) pos[i] = static_cast<int32_t>(start + done + i);
+    c.ids.write(0, ids.data() + done, len * 4);
+    c.pos.write(0, pos.data(), len * 4);
+    c.prog.run(c.binds);
+    if (done + len == n) c.out.read(0, logits_.data(), logits_.size() * 4);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (n == 1) {
+      ++stats_.decode_tokens;
+      stats_.decode_seconds += secs;
+    } else {
+      stats_.prompt_tokens += len;
+      stats_.prompt_seconds += secs;
+    }
+    done += len;
   }
+  logits_fresh_ = true;
   return logits_;
 }
 
@@ -122,7 +219,10 @@ int32_t Generator::pick(std::span<float> logits, const SampleOpts& opts) {
 
 void Generator::prefill(std::span<const int32_t> ids) {
   tokens_.assign(ids.begin(), ids.end());
-  past_ = 0;  // rows past the current position are never read, so no clearing is needed
+  // Only the KV contents are released: rows past the current position are never read, so
+  // nothing is cleared, and compiled Programs stay for the next utterance.
+  past_ = 0;
+  if (!opts_.keep_decode_programs) decode_.clear();
   seeded_ = false;
   logits_fresh_ = false;
 }

@@ -18,13 +18,42 @@
 
 namespace rlx {
 
+// How decode Programs are shaped. Attention reads the KV cache by position, so a Program
+// compiled for R cache rows serves every past < R; the choice trades compiles for padding.
+enum class DecodeCache {
+  Buckets,  // power-of-two ladder of past: [1,2) [2,3) [3,5) [5,9) ...; compiled at the upper
+            // bound, so N tokens compile O(log N) Programs and padding stays under 2x
+  Dynamic,  // one Program at the full cache size serves every position
+  Exact,    // one Program per past length (LRU of decode_capacity); the reference for tests
+};
+
 struct GeneratorOptions {
   int64_t max_seq = 0;          // KV cache rows; 0 = min(model context, 4096)
-  size_t prefill_programs = 4;  // how many prefill lengths stay compiled (LRU)
+  size_t prefill_capacity = 4;  // prefill lengths kept compiled (LRU)
+  int64_t prefill_seq_cap = 0;  // longer prompts run in chunks of this many tokens (0 = no cap)
+  DecodeCache decode_cache = DecodeCache::Buckets;
+  size_t decode_capacity = 8;        // Exact: decode Programs kept (LRU)
+  int64_t decode_max_past = 0;       // Buckets: top of the ladder (0 = max_seq)
+  bool keep_decode_programs = true;  // across prefill(): cross-utterance reuse
+  // Soft memory budget for kept decode Programs: when compiling one more would pass it, the
+  // highest buckets are evicted first. 0 = soft_fraction of physical RAM.
+  uint64_t soft_budget_bytes = 0;
+  double soft_fraction = 0.8;
+  uint64_t bucket_resident_bytes = 0;  // per decode Program; 0 = its measured arena + buffers
 };
+
+// The decode bucket that serves `past` cached positions: past in [lo, hi), compiled with hi
+// cache rows.
+struct DecodeBucket {
+  int64_t lo, hi;
+};
+DecodeBucket decode_bucket(int64_t past);
 
 struct GeneratorStats {
   uint64_t compiles = 0;
+  uint64_t prefill_compiles = 0;
+  uint64_t decode_compiles = 0;
+  uint64_t decode_evictions = 0;
   uint64_t prompt_tokens = 0;  // tokens run through prefill programs
   double prompt_seconds = 0;
   uint64_t decode_tokens = 0;  // tokens run one at a time
@@ -55,7 +84,13 @@ class Generator {
 
   // Compiles the program for `seq` new tokens (uploading the weights it needs) without running
   // it, so that later timings measure compute only.
-  void prepare(int64_t seq) { program(seq); }
+  void prepare(int64_t seq) { seq == 1 ? decode_program(past_) : prefill_program(seq); }
+
+  // Bytes counted against the soft budget: weights, KV cache, compiled Programs.
+  uint64_t resident_estimate() const;
+
+  // Decode Programs currently compiled, by cache rows.
+  std::vector<int64_t> decode_rows() const;
 
   // Applied to the logits of every step before sampling or argmax.
   void set_logit_adjust(LogitAdjust fn) { adjust_ = std::move(fn); }
@@ -69,7 +104,11 @@ class Generator {
 
  private:
   struct Compiled;
-  Compiled& program(int64_t seq);
+  std::unique_ptr<Compiled> compile(int64_t seq, int64_t rows);
+  Compiled& prefill_program(int64_t seq);
+  Compiled& decode_program(int64_t past);
+  void make_room_for_decode(uint64_t bytes, int64_t keep_rows);
+  uint64_t budget_bytes() const;
   // Runs `ids` at positions [start, start + n) and returns the last row's logits.
   std::span<float> run(std::span<const int32_t> ids, int64_t start);
   int32_t pick(std::span<float> logits, const SampleOpts& opts);
@@ -79,8 +118,10 @@ class Generator {
   GeneratorOptions opts_;
   int64_t capacity_ = 0;
   WeightStore weights_;
-  std::vector<Buffer> k_cache_, v_cache_;          // per layer, [capacity, kv_heads, head_dim] f32
-  std::list<std::unique_ptr<Compiled>> programs_;  // most recently used first
+  std::vector<Buffer> k_cache_, v_cache_;         // per layer, [capacity, kv_heads, head_dim] f32
+  std::list<std::unique_ptr<Compiled>> prefill_;  // most recently used first
+  std::list<std::unique_ptr<Compiled>> decode_;   // most recently used first
+  uint64_t fixed_bytes_ = 0;                      // KV cache: counted against the budget
   std::vector<int32_t> tokens_;
   int64_t past_ = 0;
   std::vector<float> logits_;
