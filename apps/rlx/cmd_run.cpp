@@ -61,8 +61,11 @@ int cmd_run(int argc, char** argv) {
   opts.add_options()("weights", "a .gguf file or a Hugging Face model directory",
                      cxxopts::value<std::string>(), "PATH")(
       "device", "NAME or NAME:INDEX", cxxopts::value<std::string>()->default_value("cpu"))(
-      "prompt-ids", "comma-separated prompt token ids", cxxopts::value<std::string>(), "IDS")(
-      "max-tokens", "tokens to generate", cxxopts::value<int>()->default_value("16"))(
+      "prompt-ids",
+      "comma-separated prompt token ids; several utterances separated by ';' run one after the "
+      "other on the same generator (compiled programs are reused)",
+      cxxopts::value<std::string>(),
+      "IDS")("max-tokens", "tokens to generate", cxxopts::value<int>()->default_value("16"))(
       "temperature", "0 = greedy",
       cxxopts::value<float>()->default_value(fmt::format("{}", d.temperature)))(
       "top-k", "keep the k most likely (0 = off)",
@@ -93,7 +96,15 @@ int cmd_run(int argc, char** argv) {
   if (r.count("packed") && r.count("no-packed")) fail("rlx run: --packed and --no-packed conflict");
 
   // Flags are checked before the (possibly slow) model load.
-  std::vector<int32_t> prompt = parse_ids(r["prompt-ids"].as<std::string>());
+  std::vector<std::vector<int32_t>> prompts;
+  {
+    std::string all = r["prompt-ids"].as<std::string>();
+    for (size_t i = 0; i <= all.size();) {
+      size_t j = std::min(all.find(';', i), all.size());
+      prompts.push_back(parse_ids(all.substr(i, j - i)));
+      i = j + 1;
+    }
+  }
   ModelOptions mopts;
   if (r.count("packed")) mopts.packed = true;
   if (r.count("no-packed")) mopts.packed = false;
@@ -118,38 +129,47 @@ int cmd_run(int argc, char** argv) {
   const bool stop_at_eos = !r.count("ignore-eos");
   const int64_t eos = model->config().eos_id;
 
-  auto tl = std::chrono::steady_clock::now();
-  gen.prepare(static_cast<int64_t>(prompt.size()));
-  if (max_tokens > 1) gen.prepare(1);
-  log().info(
-      "compiled and uploaded weights in {:.1f} ms",
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count());
-  auto t0 = std::chrono::steady_clock::now();
-  std::vector<float> first = gen.prefill_get_last_logits(prompt);
-  double prompt_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (r.count("logits-out")) write_logits(r["logits-out"].as<std::string>(), first);
-
-  int generated = 0;
-  auto emit = [&](int32_t id) {
-    std::printf("%s%d", generated ? " " : "", id);
-    std::fflush(stdout);
-    ++generated;
-    return !(stop_at_eos && id == eos);
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
-  auto t1 = std::chrono::steady_clock::now();
-  if (r.count("no-kv-cache")) {
-    for (int i = 0; i < max_tokens; ++i)
-      if (!emit(gen.step(so))) break;
-  } else if (max_tokens > 0) {
-    gen.generate_cached_with(max_tokens, so, emit);  // the first token samples `first`'s logits
+  for (size_t u = 0; u < prompts.size(); ++u) {
+    const std::vector<int32_t>& prompt = prompts[u];
+    // Time to first token includes whatever this utterance has to compile (and, the first
+    // time, upload): what a user waits for.
+    auto t0 = Clock::now();
+    std::vector<float> first = gen.prefill_get_last_logits(prompt);
+    double prompt_ms = ms_since(t0);
+    if (u == 0 && r.count("logits-out")) write_logits(r["logits-out"].as<std::string>(), first);
+
+    int generated = 0;
+    double first_token_ms = prompt_ms;
+    auto emit = [&](int32_t id) {
+      if (generated == 0) first_token_ms = ms_since(t0);
+      std::printf("%s%d", generated ? " " : "", id);
+      std::fflush(stdout);
+      ++generated;
+      return !(stop_at_eos && id == eos);
+    };
+    auto t1 = Clock::now();
+    if (r.count("no-kv-cache")) {
+      for (int i = 0; i < max_tokens; ++i)
+        if (!emit(gen.step(so))) break;
+    } else if (max_tokens > 0) {
+      gen.generate_cached_with(max_tokens, so, emit);  // the first token samples `first`
+    }
+    double gen_ms = ms_since(t1);
+    std::string which = prompts.size() > 1 ? fmt::format(" utterance {}:", u + 1) : "";
+    std::printf(
+        "%stiming:%s first token after %.1f ms; prompt %zu tokens in %.1f ms (%.1f t/s), "
+        "generated %d tokens in %.1f ms (%.1f t/s)\n",
+        generated ? "\n" : "", which.c_str(), first_token_ms, prompt.size(), prompt_ms,
+        prompt.size() * 1e3 / std::max(prompt_ms, 1e-6), generated, gen_ms,
+        generated * 1e3 / std::max(gen_ms, 1e-6));
   }
-  double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-  std::printf(
-      "%stiming: prompt %zu tokens in %.1f ms (%.1f t/s), generated %d tokens in %.1f ms "
-      "(%.1f t/s)\n",
-      generated ? "\n" : "", prompt.size(), prompt_s * 1e3,
-      prompt.size() / std::max(prompt_s, 1e-9), generated, gen_s * 1e3,
-      generated / std::max(gen_s, 1e-9));
+  const GeneratorStats& st = gen.stats();
+  log().info("compiled {} programs ({} prefill, {} decode), {} evicted", st.compiles,
+             st.prefill_compiles, st.decode_compiles, st.decode_evictions);
   return 0;
 }
 
