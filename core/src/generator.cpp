@@ -14,10 +14,12 @@ namespace rlx {
 struct Generator::Compiled {
   int64_t seq = 0;
   int64_t rows = 0;
+  rlx_logits_mode mode = RLX_LOGITS_LAST;
   uint64_t resident_bytes = 0;  // arena + per-program buffers, for the memory budget
   PlannedGraph plan;
   Program prog;
-  Buffer ids, pos, out;  // per-program input/output buffers
+  Buffer ids, pos, out;  // per-program inputs and output (logits, or the hidden row)
+  Buffer hidden_in;      // RLX_LOGITS_HEAD programs: their input
   std::vector<rlx_binding> binds;
 };
 
@@ -48,6 +50,13 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
     v_cache_.push_back(dev_->alloc(bytes));
   }
   fixed_bytes_ = 2 * bytes * static_cast<uint64_t>(c.n_layers);
+  if (opts.host_lm_head) {
+    head_device_ = opts.host_device ? opts.host_device : dev_->backend() == "cpu" ? dev_ : nullptr;
+    if (!head_device_)
+      log().info("no host device given: the lm_head stays in the graph on {}", dev_->backend());
+    else if (head_device_ != dev_)
+      head_weights_ = std::make_unique<WeightStore>(head_device_, model);
+  }
   logits_.resize(static_cast<size_t>(c.vocab_size));
   log().info("generator: {} cache rows, KV cache {:.1f} MiB on {}", capacity_,
              fixed_bytes_ / double(1 << 20), dev_->backend());
@@ -55,23 +64,32 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
 
 Generator::~Generator() = default;
 
-std::unique_ptr<Generator::Compiled> Generator::compile(int64_t seq, int64_t rows) {
+std::unique_ptr<Generator::Compiled> Generator::compile(Device& dev, WeightStore& weights,
+                                                        int64_t seq, int64_t rows,
+                                                        rlx_logits_mode mode) {
   auto c = std::make_unique<Compiled>();
   c->seq = seq;
   c->rows = rows;
-  c->plan = model_.forward(seq, rows, RLX_LOGITS_LAST);
+  c->mode = mode;
+  c->plan = model_.forward(seq, rows, mode);
   for (uint32_t n = 0; n < c->plan.nodes.size(); ++n)
-    if (!dev_->supports(c->plan, n))
-      fail("{} cannot run node {} ('{}', op {}); no fallback backend yet", dev_->backend(), n,
+    if (!dev.supports(c->plan, n))
+      fail("{} cannot run node {} ('{}', op {}); no fallback backend yet", dev.backend(), n,
            c->plan.graph.nodes[n].name, c->plan.nodes[n].op_name);
-  c->prog = dev_->compile(c->plan);
+  c->prog = dev.compile(c->plan);
   ++stats_.compiles;
 
   const Graph& g = c->plan.graph;
-  c->ids = dev_->alloc(seq * 4);
-  c->pos = dev_->alloc(seq * 4);
-  c->out = dev_->alloc(logits_.size() * 4);
-  c->resident_bytes = c->plan.arena_bytes + 8 * seq + logits_.size() * 4;
+  const uint64_t out_bytes =
+      (mode == RLX_LOGITS_NONE ? model_.config().dim : model_.config().vocab_size) * 4;
+  c->out = dev.alloc(out_bytes);
+  if (mode == RLX_LOGITS_HEAD) {
+    c->hidden_in = dev.alloc(seq * model_.config().dim * 4);
+  } else {
+    c->ids = dev.alloc(seq * 4);
+    c->pos = dev.alloc(seq * 4);
+  }
+  c->resident_bytes = c->plan.arena_bytes + 8 * seq + out_bytes;
   c->binds.resize(g.slots.size());
   for (size_t s = 0; s < g.slots.size(); ++s) {
     const Tensor& t = g.tensors[g.slots[s]];
@@ -80,20 +98,22 @@ std::unique_ptr<Generator::Compiled> Generator::compile(int64_t seq, int64_t row
       b = &c->ids;
     else if (t.name == "pos")
       b = &c->pos;
-    else if (t.name == "logits")
+    else if (t.name == "hidden" && t.kind == TensorKind::Input)
+      b = &c->hidden_in;
+    else if (t.name == "logits" || t.name == "hidden")
       b = &c->out;
     else if (t.name.rfind("k_cache.", 0) == 0)  // a prefix of the cache buffer: rows <= capacity
       b = &k_cache_.at(std::stoul(t.name.substr(8)));
     else if (t.name.rfind("v_cache.", 0) == 0)
       b = &v_cache_.at(std::stoul(t.name.substr(8)));
     else if (t.kind == TensorKind::Weight)
-      b = &weights_.get(t.name);  // one copy per device, shared by every Program
+      b = &weights.get(t.name);  // one copy per device, shared by every Program
     else
       fail("{}: the forward graph has an unexpected slot '{}'", model_.family(), t.name);
     c->binds[s] = rlx_binding{b->handle(), 0};
   }
-  log().debug("compiled {} forward: seq {}, {} cache rows, arena {} bytes", model_.family(), seq,
-              rows, c->plan.arena_bytes);
+  log().debug("compiled {} forward: seq {}, {} cache rows, mode {}, arena {} bytes",
+              model_.family(), seq, rows, static_cast<int>(mode), c->plan.arena_bytes);
   return c;
 }
 
@@ -103,13 +123,13 @@ Generator::Compiled& Generator::prefill_program(int64_t seq) {
       prefill_.splice(prefill_.begin(), prefill_, it);  // most recently used first
       return *prefill_.front();
     }
-  prefill_.push_front(compile(seq, capacity_));
+  prefill_.push_front(compile(*dev_, weights_, seq, capacity_, RLX_LOGITS_LAST));
   ++stats_.prefill_compiles;
   while (prefill_.size() > std::max<size_t>(opts_.prefill_capacity, 1)) prefill_.pop_back();
   return *prefill_.front();
 }
 
-Generator::Compiled& Generator::decode_program(int64_t past) {
+Generator::Compiled& Generator::decode_program(int64_t past, rlx_logits_mode mode) {
   int64_t rows = capacity_;
   switch (opts_.decode_cache) {
     case DecodeCache::Dynamic: break;
@@ -123,11 +143,11 @@ Generator::Compiled& Generator::decode_program(int64_t past) {
   }
   rows = std::min(rows, capacity_);
   for (auto it = decode_.begin(); it != decode_.end(); ++it)
-    if ((*it)->rows == rows) {
+    if ((*it)->rows == rows && (*it)->mode == mode) {
       decode_.splice(decode_.begin(), decode_, it);
       return *decode_.front();
     }
-  auto c = compile(1, rows);
+  auto c = compile(*dev_, weights_, 1, rows, mode);
   ++stats_.decode_compiles;
   uint64_t bytes = opts_.bucket_resident_bytes ? opts_.bucket_resident_bytes : c->resident_bytes;
   make_room_for_decode(bytes, rows);
@@ -186,7 +206,7 @@ std::span<float> Generator::run(std::span<const int32_t> ids, int64_t start) {
   for (int64_t done = 0; done < n;) {
     const int64_t len = std::min(cap, n - done);
     auto t0 = std::chrono::steady_clock::now();
-    Compiled& c = len == 1 ? decode_program(start + done) : prefill_program(len);
+    Compiled& c = len == 1 ? decode_program(start + done, RLX_LOGITS_LAST) : prefill_program(len);
     std::vector<int32_t> pos(static_cast<size_t>(len));
     for (int64_t i = 0; i < len; ++i) pos[i] = static_cast<int32_t>(start + done + i);
     c.ids.write(0, ids.data() + done, len * 4);
@@ -204,6 +224,34 @@ std::span<float> Generator::run(std::span<const int32_t> ids, int64_t start) {
     done += len;
   }
   logits_fresh_ = true;
+  return logits_;
+}
+
+std::span<float> Generator::run_host_head(int32_t id, int64_t past) {
+  if (past + 1 > capacity_)
+    fail("context full: {} tokens do not fit the {}-row KV cache; raise --max-seq", past + 1,
+         capacity_);
+  if (id < 0 || id >= model_.config().vocab_size)
+    fail("token id {} is outside the vocabulary [0, {})", id, model_.config().vocab_size);
+  auto t0 = std::chrono::steady_clock::now();
+  Compiled& body = decode_program(past, RLX_LOGITS_NONE);
+  int32_t pos = static_cast<int32_t>(past);
+  body.ids.write(0, &id, 4);
+  body.pos.write(0, &pos, 4);
+  body.prog.run(body.binds);
+  hidden_.resize(static_cast<size_t>(model_.config().dim));
+  body.out.read(0, hidden_.data(), hidden_.size() * 4);  // only the hidden row crosses over
+  if (!head_)
+    head_ =
+        compile(*head_device_, head_weights_ ? *head_weights_ : weights_, 1, 0, RLX_LOGITS_HEAD);
+  head_->hidden_in.write(0, hidden_.data(), hidden_.size() * 4);
+  head_->prog.run(head_->binds);
+  head_->out.read(0, logits_.data(), logits_.size() * 4);
+  logits_fresh_ = true;
+  ++stats_.decode_tokens;
+  ++stats_.host_head_tokens;
+  stats_.decode_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return logits_;
 }
 
@@ -250,7 +298,11 @@ int32_t Generator::step_cached(const SampleOpts& opts) {
   std::span<float> logits = logits_;
   if (!(past_ == n && logits_fresh_)) {
     if (past_ >= n) past_ = 0;  // the cache does not match the history: refill it
-    logits = run(std::span<const int32_t>(tokens_).subspan(static_cast<size_t>(past_)), past_);
+    const bool greedy = opts.greedy || opts.temperature <= 0.0f;
+    if (greedy && head_device_ && past_ == n - 1)
+      logits = run_host_head(tokens_.back(), past_);  // host-greedy: hidden row, host lm_head
+    else
+      logits = run(std::span<const int32_t>(tokens_).subspan(static_cast<size_t>(past_)), past_);
     past_ = n;
   }
   int32_t t = pick(logits, opts);

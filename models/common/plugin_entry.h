@@ -85,10 +85,17 @@ inline rlx_status build(const Family& f, rlx_model* m, const rlx_graph_builder* 
                         const rlx_forward_params* p, rlx_err err) {
   return catch_to_status(err, [&] {
     if (!m || !gb || !p) fail("build_forward: null argument");
-    if (p->seq <= 0 || p->cache_capacity < p->seq)
+    const bool head_only = p->logits == RLX_LOGITS_HEAD;
+    if (p->seq <= 0 || (!head_only && p->cache_capacity < p->seq))
       fail("build_forward: seq " + std::to_string(p->seq) + " must be > 0 and fit the cache (" +
            std::to_string(p->cache_capacity) + " rows)");
     Builder b(gb);
+    if (head_only) {
+      // The lm_head alone, for a host that runs it apart from the body: hidden -> logits.
+      Id h = b.input("hidden", RLX_F32, {p->seq, m->t.config.dim});              // [S, D]
+      b.output(b.matmul(h, b.weight(m->t.output_name()), "lm_head"), "logits");  // [S, V]
+      return;
+    }
     f.forward(b, m->t,
               ForwardShape{p->seq, p->cache_capacity, static_cast<rlx_logits_mode>(p->logits)});
   });

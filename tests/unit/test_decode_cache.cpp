@@ -158,3 +158,41 @@ TEST_CASE("the soft budget evicts the highest buckets first", "[decode]") {
   CHECK(b.stats().decode_evictions == 2);
   CHECK(b.decode_rows() == std::vector<int64_t>{5, 33});  // 9 went for 17, 17 went for 33
 }
+
+TEST_CASE("host-greedy lm_head: same tokens as in the graph, adjusted before the argmax",
+          "[decode]") {
+  Fixture f;
+  std::vector<int32_t> prompt = {2, 7, 1, 8};
+  GeneratorOptions host, graph;
+  host.host_lm_head = true;
+  graph.host_lm_head = false;
+  Generator h(f.dev, *f.model, host), g(f.dev, *f.model, graph);
+  CHECK(h.host_lm_head());
+  CHECK_FALSE(g.host_lm_head());
+  h.prefill(prompt);
+  g.prefill(prompt);
+  auto th = h.generate_cached(12, greedy());
+  auto tg = g.generate_cached(12, greedy());
+  CHECK(th == tg);
+  CHECK(h.stats().host_head_tokens == 11);  // every decode step; the first token is the prompt's
+  CHECK(g.stats().host_head_tokens == 0);
+
+  // Ban the token the host path picked at its third step: the adjusted run must avoid it, so
+  // the adjustment reached the host argmax.
+  const int32_t banned = th[2];
+  Generator adj(f.dev, *f.model, host);
+  int calls = 0;
+  adj.set_logit_adjust([&](std::span<float> logits, std::span<const int32_t>) {
+    ++calls;
+    logits[banned] = -INFINITY;
+  });
+  adj.prefill(prompt);
+  auto ta = adj.generate_cached(12, greedy());
+  CHECK(calls == 12);
+  CHECK(adj.stats().host_head_tokens == 11);
+  CHECK(std::find(ta.begin(), ta.end(), banned) == ta.end());
+  // Up to the banned token's first appearance nothing changes.
+  size_t first = std::find(th.begin(), th.end(), banned) - th.begin();
+  CHECK(std::vector<int32_t>(ta.begin(), ta.begin() + first) ==
+        std::vector<int32_t>(th.begin(), th.begin() + first));
+}

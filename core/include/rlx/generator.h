@@ -35,6 +35,12 @@ struct GeneratorOptions {
   size_t decode_capacity = 8;        // Exact: decode Programs kept (LRU)
   int64_t decode_max_past = 0;       // Buckets: top of the ladder (0 = max_seq)
   bool keep_decode_programs = true;  // across prefill(): cross-utterance reuse
+  // Greedy decode stops the graph at the final hidden row and runs the lm_head on the host
+  // device (below), where the logit adjustment and argmax happen. Off: lm_head in the graph.
+  bool host_lm_head = true;
+  // The device for the host-side lm_head: nullptr = the generator's device when it is the cpu
+  // backend (otherwise the lm_head stays in the graph).
+  std::shared_ptr<Device> host_device;
   // Soft memory budget for kept decode Programs: when compiling one more would pass it, the
   // highest buckets are evicted first. 0 = soft_fraction of physical RAM.
   uint64_t soft_budget_bytes = 0;
@@ -54,6 +60,7 @@ struct GeneratorStats {
   uint64_t prefill_compiles = 0;
   uint64_t decode_compiles = 0;
   uint64_t decode_evictions = 0;
+  uint64_t host_head_tokens = 0;  // decode steps whose lm_head ran on the host device
   uint64_t prompt_tokens = 0;  // tokens run through prefill programs
   double prompt_seconds = 0;
   uint64_t decode_tokens = 0;  // tokens run one at a time
@@ -84,7 +91,10 @@ class Generator {
 
   // Compiles the program for `seq` new tokens (uploading the weights it needs) without running
   // it, so that later timings measure compute only.
-  void prepare(int64_t seq) { seq == 1 ? decode_program(past_) : prefill_program(seq); }
+  void prepare(int64_t seq) {
+    seq == 1 ? decode_program(past_, RLX_LOGITS_LAST) : prefill_program(seq);
+  }
+  bool host_lm_head() const { return head_device_ != nullptr; }
 
   // Bytes counted against the soft budget: weights, KV cache, compiled Programs.
   uint64_t resident_estimate() const;
@@ -104,9 +114,12 @@ class Generator {
 
  private:
   struct Compiled;
-  std::unique_ptr<Compiled> compile(int64_t seq, int64_t rows);
+  std::unique_ptr<Compiled> compile(Device& dev, WeightStore& weights, int64_t seq, int64_t rows,
+                                    rlx_logits_mode mode);
   Compiled& prefill_program(int64_t seq);
-  Compiled& decode_program(int64_t past);
+  Compiled& decode_program(int64_t past, rlx_logits_mode mode);
+  // Runs the body for one token at `past`, then the lm_head on the host device.
+  std::span<float> run_host_head(int32_t id, int64_t past);
   void make_room_for_decode(uint64_t bytes, int64_t keep_rows);
   uint64_t budget_bytes() const;
   // Runs `ids` at positions [start, start + n) and returns the last row's logits.
@@ -122,6 +135,10 @@ class Generator {
   std::list<std::unique_ptr<Compiled>> prefill_;  // most recently used first
   std::list<std::unique_ptr<Compiled>> decode_;   // most recently used first
   uint64_t fixed_bytes_ = 0;                      // KV cache: counted against the budget
+  std::shared_ptr<Device> head_device_;           // host-side lm_head, when enabled
+  std::unique_ptr<WeightStore> head_weights_;     // its weights, when it is another device
+  std::unique_ptr<Compiled> head_;                // hidden [1, dim] -> logits [1, vocab]
+  std::vector<float> hidden_;
   std::vector<int32_t> tokens_;
   int64_t past_ = 0;
   std::vector<float> logits_;

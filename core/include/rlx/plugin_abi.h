@@ -338,13 +338,15 @@ typedef struct rlx_graph_builder {
 typedef enum rlx_logits_mode {
   RLX_LOGITS_LAST = 0, /* "logits" f32[1, vocab] for the last row */
   RLX_LOGITS_ALL = 1,  /* "logits" f32[seq, vocab] */
-  RLX_LOGITS_NONE = 2  /* "hidden" f32[1, dim]: the final-normed last row (host-side lm_head) */
+  RLX_LOGITS_NONE = 2, /* "hidden" f32[1, dim]: the final-normed last row (host-side lm_head) */
+  RLX_LOGITS_HEAD = 3  /* only the head: input "hidden" f32[seq, dim] -> "logits" [seq, vocab] */
 } rlx_logits_mode;
 
 /* What one forward graph computes. Inputs the plugin must declare, in this order:
  *   "ids" i32[seq], "pos" i32[seq] (absolute positions), then per layer L
- *   "k_cache.L" and "v_cache.L" f32[cache_capacity, n_kv_heads, head_dim].
- * The graph writes the new rows into the caches (kv_store) and attends over them by position. */
+ *   "k_cache.L" and "v_cache.L" f32[cache_capacity, n_kv_heads, head_dim]
+ * (RLX_LOGITS_HEAD graphs declare only "hidden"). The graph writes the new rows into the caches
+ * (kv_store) and attends over them by position. */
 typedef struct rlx_forward_params {
   uint32_t struct_size;
   int64_t seq;
