@@ -13,6 +13,7 @@
 #include "rlx/generator.h"
 #include "rlx/log.h"
 #include "rlx/model.h"
+#include "rlx/profile.h"
 
 namespace rlx::cli {
 namespace {
@@ -52,52 +53,67 @@ void write_logits(const std::string& path, std::span<const float> logits) {
   }
 }
 
+// Flags that override a profile key, applied last (after the file and the environment).
+struct ProfileFlag {
+  const char* flag;
+  const char* key;
+  const char* help;
+};
+constexpr ProfileFlag kProfileFlags[] = {
+    {"temperature", "sampling.temperature", "0 = greedy"},
+    {"top-k", "sampling.top_k", "keep the k most likely (0 = off)"},
+    {"top-p", "sampling.top_p", "nucleus mass (1 = off)"},
+    {"min-p", "sampling.min_p", "drop below min-p x the top probability (0 = off)"},
+    {"repeat-penalty", "sampling.repeat_penalty", "penalize recent tokens (1 = off)"},
+    {"repeat-last-n", "sampling.repeat_last_n", "tokens the penalty looks back over"},
+    {"seed", "sampling.seed", "sampling seed (-1 = random, logged)"},
+    {"threads", "threads.count", "backend threads (0 = all cores)"},
+    {"max-seq", "memory.max_seq", "KV cache rows (0 = min(model context, 4096))"},
+};
+
+std::filesystem::path installed_configs_dir() {
+  std::filesystem::path plugins = PluginHost::install_plugin_dir();  // <prefix>/lib/rlx/plugins
+  if (plugins.empty()) return {};
+  return plugins.parent_path().parent_path().parent_path() / "share" / "rlx" / "configs";
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
   cxxopts::Options opts("rlx run", "Generate tokens from a model.");
   add_common_flags(opts);
-  SampleOpts d;
-  opts.add_options()("weights", "a .gguf file or a Hugging Face model directory",
-                     cxxopts::value<std::string>(), "PATH")(
-      "device", "NAME or NAME:INDEX", cxxopts::value<std::string>()->default_value("cpu"))(
-      "prompt-ids",
+  auto add = opts.add_options();
+  add("weights", "a .gguf file or a Hugging Face model directory", cxxopts::value<std::string>(),
+      "PATH");
+  add("device", "NAME or NAME:INDEX", cxxopts::value<std::string>()->default_value("cpu"));
+  add("prompt-ids",
       "comma-separated prompt token ids; several utterances separated by ';' run one after the "
       "other on the same generator (compiled programs are reused)",
-      cxxopts::value<std::string>(),
-      "IDS")("max-tokens", "tokens to generate", cxxopts::value<int>()->default_value("16"))(
-      "temperature", "0 = greedy",
-      cxxopts::value<float>()->default_value(fmt::format("{}", d.temperature)))(
-      "top-k", "keep the k most likely (0 = off)",
-      cxxopts::value<int>()->default_value(fmt::format("{}", d.top_k)))(
-      "top-p", "nucleus mass (1 = off)",
-      cxxopts::value<float>()->default_value(fmt::format("{}", d.top_p)))(
-      "min-p", "drop below min-p x the top probability (0 = off)",
-      cxxopts::value<float>()->default_value(fmt::format("{}", d.min_p)))(
-      "repeat-penalty", "penalize recent tokens (1 = off)",
-      cxxopts::value<float>()->default_value("1.0"))("repeat-last-n",
-                                                     "tokens the penalty looks back over",
-                                                     cxxopts::value<int>()->default_value("64"))(
-      "seed", "sampling seed (default: random, printed)", cxxopts::value<uint64_t>())(
-      "threads", "backend threads (0 = all cores)", cxxopts::value<uint32_t>()->default_value("0"))(
-      "max-seq", "KV cache rows (0 = min(model context, 4096))",
-      cxxopts::value<int64_t>()->default_value("0"))(
-      "packed", "keep quantized weights packed (default: on for GGUF >= 256 MB)")(
-      "no-packed", "convert every weight to f32 at load")(
-      "ignore-eos", "do not stop at the end-of-sequence token")(
-      "no-kv-cache", "recompute the whole history every step (slow; for testing)")(
-      "logits-out", "write the last prompt position's logits (raw f32 LE)",
+      cxxopts::value<std::string>(), "IDS");
+  add("max-tokens", "tokens to generate", cxxopts::value<int>()->default_value("16"));
+  // No defaults here: unset flags leave the profile's values (rlx.toml, env) in place.
+  for (const ProfileFlag& f : kProfileFlags)
+    add(f.flag, std::string(f.help) + " [" + f.key + "]", cxxopts::value<std::string>());
+  add("profile", "the rlx.toml to use (default: found next to the weights, then configs/)",
+      cxxopts::value<std::string>(), "PATH");
+  add("print-profile", "print the effective profile and where each value came from, then exit");
+  add("packed", "keep quantized weights packed (default: on for GGUF >= 256 MB)");
+  add("no-packed", "convert every weight to f32 at load");
+  add("ignore-eos", "do not stop at the end-of-sequence token");
+  add("no-kv-cache", "recompute the whole history every step (slow; for testing)");
+  add("logits-out", "write the last prompt position's logits (raw f32 LE)",
       cxxopts::value<std::string>(), "FILE");
   cxxopts::ParseResult r;
   if (!parse_flags(opts, argc, argv, r)) return 0;
   PluginHost host(apply_common_flags(r));
   if (!r.count("weights")) fail("rlx run: --weights is required (a .gguf file or an HF directory)");
-  if (!r.count("prompt-ids")) fail("rlx run: --prompt-ids is required, e.g. --prompt-ids 1,42");
+  if (!r.count("prompt-ids") && !r.count("print-profile"))
+    fail("rlx run: --prompt-ids is required, e.g. --prompt-ids 1,42");
   if (r.count("packed") && r.count("no-packed")) fail("rlx run: --packed and --no-packed conflict");
 
   // Flags are checked before the (possibly slow) model load.
   std::vector<std::vector<int32_t>> prompts;
-  {
+  if (r.count("prompt-ids")) {
     std::string all = r["prompt-ids"].as<std::string>();
     for (size_t i = 0; i <= all.size();) {
       size_t j = std::min(all.find(';', i), all.size());
@@ -105,27 +121,35 @@ int cmd_run(int argc, char** argv) {
       i = j + 1;
     }
   }
+  const int max_tokens = r["max-tokens"].as<int>();
+  if (max_tokens < 0) fail("--max-tokens must be >= 0");
   ModelOptions mopts;
   if (r.count("packed")) mopts.packed = true;
   if (r.count("no-packed")) mopts.packed = false;
-  auto model = Model::load(host, r["weights"].as<std::string>(), mopts);
-  auto dev = host.open_device_spec(r["device"].as<std::string>(), r["threads"].as<uint32_t>());
+  const std::string weights = r["weights"].as<std::string>();
+  auto model = Model::load(host, weights, mopts);
 
-  GeneratorOptions gopts;
-  gopts.max_seq = r["max-seq"].as<int64_t>();
-  Generator gen(dev, *model, gopts);
+  // Profile: rlx.toml (next to the weights, else configs/), then RLX_* env, then flags.
+  const std::string device = r["device"].as<std::string>();
+  ProfileLookup lookup;
+  if (r.count("profile")) lookup.explicit_path = r["profile"].as<std::string>();
+  lookup.weights = weights;
+  lookup.family = model->family();
+  lookup.configs_dir = installed_configs_dir();
+  lookup.device = device;
+  Profile profile = load_profile(lookup);
+  for (const ProfileFlag& f : kProfileFlags)
+    if (r.count(f.flag))
+      set_from_flag(profile, f.key, r[f.flag].as<std::string>(), std::string("--") + f.flag);
+  if (r.count("print-profile")) {
+    std::fputs(describe(profile).c_str(), stdout);
+    return 0;
+  }
 
-  SampleOpts so;
-  so.temperature = r["temperature"].as<float>();
-  so.top_k = r["top-k"].as<int>();
-  so.top_p = r["top-p"].as<float>();
-  so.min_p = r["min-p"].as<float>();
-  so.repetition_penalty = r["repeat-penalty"].as<float>();
-  so.penalty_window = r["repeat-last-n"].as<int>();
-  so.seed = r.count("seed") ? r["seed"].as<uint64_t>() : std::random_device{}();
-  if (!r.count("seed")) log().info("seed {}", so.seed);
-  const int max_tokens = r["max-tokens"].as<int>();
-  if (max_tokens < 0) fail("--max-tokens must be >= 0");
+  auto dev = host.open_device_spec(device, profile.threads.count);
+  Generator gen(dev, *model, GeneratorOptions::from_profile(profile));
+  SampleOpts so = sample_opts(profile.sampling);
+  if (profile.sampling.seed < 0) log().info("seed {}", so.seed);
   const bool stop_at_eos = !r.count("ignore-eos");
   const int64_t eos = model->config().eos_id;
 

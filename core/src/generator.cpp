@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <chrono>
+#include <random>
 
 #include "rlx/error.h"
 #include "rlx/log.h"
@@ -22,6 +23,41 @@ struct Generator::Compiled {
   Buffer hidden_in;      // RLX_LOGITS_HEAD programs: their input
   std::vector<rlx_binding> binds;
 };
+
+GeneratorOptions GeneratorOptions::from_profile(const Profile& p) {
+  // Refuse what is not implemented rather than ignore it.
+  for (auto [key, precision] : {std::pair{"prefill.precision", p.prefill.precision},
+                                std::pair{"decode.precision", p.decode.precision}})
+    if (precision != Precision::f32)
+      fail("{} = \"{}\" (from {}): only f32 compute is implemented so far", key,
+           to_string(precision), p.source(key));
+  GeneratorOptions o;
+  o.max_seq = p.memory.max_seq;
+  o.prefill_capacity = p.prefill.cache == PrefillCache::none ? 1 : p.prefill.capacity;
+  o.prefill_seq_cap = p.prefill.seq_cap;
+  o.decode_cache = p.decode.cache;
+  o.decode_capacity = static_cast<size_t>(p.decode.capacity);
+  o.decode_max_past = p.decode.max_past;
+  o.keep_decode_programs = p.memory.keep_decode_graphs;
+  o.host_lm_head = p.decode.lm_head == LmHead::host;
+  o.resident_kv = p.decode.resident_kv;
+  o.soft_budget_bytes = p.memory.soft_budget_bytes;
+  o.soft_fraction = p.memory.soft_fraction;
+  o.bucket_resident_bytes = p.memory.bucket_resident_bytes;
+  return o;
+}
+
+SampleOpts sample_opts(const SamplingProfile& s) {
+  SampleOpts o;
+  o.temperature = s.temperature;
+  o.top_k = s.top_k;
+  o.top_p = s.top_p;
+  o.min_p = s.min_p;
+  o.repetition_penalty = s.repeat_penalty;
+  o.penalty_window = s.repeat_last_n;
+  o.seed = s.seed >= 0 ? static_cast<uint64_t>(s.seed) : std::random_device{}();
+  return o;
+}
 
 DecodeBucket decode_bucket(int64_t past) {
   if (past <= 0) return {0, 1};
@@ -50,6 +86,11 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
     v_cache_.push_back(dev_->alloc(bytes));
   }
   fixed_bytes_ = 2 * bytes * static_cast<uint64_t>(c.n_layers);
+  if (!opts.resident_kv) {
+    host_k_.assign(c.n_layers, std::vector<float>(bytes / 4));
+    host_v_.assign(c.n_layers, std::vector<float>(bytes / 4));
+    fixed_bytes_ *= 2;
+  }
   if (opts.host_lm_head) {
     head_device_ = opts.host_device ? opts.host_device : dev_->backend() == "cpu" ? dev_ : nullptr;
     if (!head_device_)
@@ -132,9 +173,9 @@ Generator::Compiled& Generator::prefill_program(int64_t seq) {
 Generator::Compiled& Generator::decode_program(int64_t past, rlx_logits_mode mode) {
   int64_t rows = capacity_;
   switch (opts_.decode_cache) {
-    case DecodeCache::Dynamic: break;
-    case DecodeCache::Exact: rows = past + 1; break;
-    case DecodeCache::Buckets: {
+    case DecodeCache::dynamic: break;
+    case DecodeCache::exact: rows = past + 1; break;
+    case DecodeCache::buckets: {
       int64_t top =
           opts_.decode_max_past > 0 ? std::min(opts_.decode_max_past, capacity_) : capacity_;
       rows = past + 1 > top ? capacity_ : std::min(decode_bucket(past).hi, top);
@@ -152,7 +193,7 @@ Generator::Compiled& Generator::decode_program(int64_t past, rlx_logits_mode mod
   uint64_t bytes = opts_.bucket_resident_bytes ? opts_.bucket_resident_bytes : c->resident_bytes;
   make_room_for_decode(bytes, rows);
   decode_.push_front(std::move(c));
-  if (opts_.decode_cache == DecodeCache::Exact)
+  if (opts_.decode_cache == DecodeCache::exact)
     while (decode_.size() > std::max<size_t>(opts_.decode_capacity, 1)) decode_.pop_back();
   return *decode_.front();
 }
@@ -211,7 +252,9 @@ std::span<float> Generator::run(std::span<const int32_t> ids, int64_t start) {
     for (int64_t i = 0; i < len; ++i) pos[i] = static_cast<int32_t>(start + done + i);
     c.ids.write(0, ids.data() + done, len * 4);
     c.pos.write(0, pos.data(), len * 4);
+    kv_upload(start + done);
     c.prog.run(c.binds);
+    kv_download(start + done, start + done + len);
     if (done + len == n) c.out.read(0, logits_.data(), logits_.size() * 4);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (n == 1) {
@@ -238,7 +281,9 @@ std::span<float> Generator::run_host_head(int32_t id, int64_t past) {
   int32_t pos = static_cast<int32_t>(past);
   body.ids.write(0, &id, 4);
   body.pos.write(0, &pos, 4);
+  kv_upload(past);
   body.prog.run(body.binds);
+  kv_download(past, past + 1);
   hidden_.resize(static_cast<size_t>(model_.config().dim));
   body.out.read(0, hidden_.data(), hidden_.size() * 4);  // only the hidden row crosses over
   if (!head_)
@@ -253,6 +298,24 @@ std::span<float> Generator::run_host_head(int32_t id, int64_t past) {
   stats_.decode_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return logits_;
+}
+
+void Generator::kv_upload(int64_t rows) {
+  if (opts_.resident_kv || rows <= 0) return;
+  const uint64_t row = static_cast<uint64_t>(model_.config().n_kv_heads * model_.config().head_dim);
+  for (size_t l = 0; l < k_cache_.size(); ++l) {
+    k_cache_[l].write(0, host_k_[l].data(), rows * row * 4);
+    v_cache_[l].write(0, host_v_[l].data(), rows * row * 4);
+  }
+}
+
+void Generator::kv_download(int64_t from, int64_t to) {
+  if (opts_.resident_kv || to <= from) return;
+  const uint64_t row = static_cast<uint64_t>(model_.config().n_kv_heads * model_.config().head_dim);
+  for (size_t l = 0; l < k_cache_.size(); ++l) {
+    k_cache_[l].read(from * row * 4, host_k_[l].data() + from * row, (to - from) * row * 4);
+    v_cache_[l].read(from * row * 4, host_v_[l].data() + from * row, (to - from) * row * 4);
+  }
 }
 
 int32_t Generator::pick(std::span<float> logits, const SampleOpts& opts) {

@@ -4,7 +4,11 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include "tiny_model.h"
 
 namespace {
 
@@ -87,4 +91,22 @@ TEST_CASE("rlx run and rlx info fail cleanly on bad files and flags", "[cli]") {
   Result bad_ids = run("run --weights " + cut + " --prompt-ids 1,x");
   CHECK(bad_ids.code == 1);
   CHECK_THAT(bad_ids.out, Catch::Contains("'x'"));
+}
+
+TEST_CASE("rlx run reads the profile next to the weights and refuses a bad one", "[cli]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "rlx-test-cli-profile";
+  fs::create_directories(dir);
+  rlx::test::write_tiny_model({}, dir / "m.gguf");
+  { std::ofstream(dir / "m.rlx.toml") << "[decode]\ncache = \"exact\"\n"; }
+  Result ok = run("run --weights " + (dir / "m.gguf").string() + " --print-profile --top-k 3");
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("cache = \"exact\"") && Catch::Contains("m.rlx.toml:2") &&
+                         Catch::Contains("flag --top-k"));
+  { std::ofstream(dir / "m.rlx.toml") << "[decode]\ncach = \"exact\"\n"; }
+  Result bad = run("run --weights " + (dir / "m.gguf").string() + " --prompt-ids 1");
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.out,
+             Catch::Contains("m.rlx.toml:2") && Catch::Contains("did you mean 'decode.cache'"));
+  fs::remove(dir / "m.rlx.toml");
 }

@@ -76,10 +76,10 @@ TEST_CASE("buckets compile O(log N) programs and match exact shapes", "[decode]"
   Fixture f;
   std::vector<int32_t> prompt = {1, 2, 3};
   GeneratorOptions exact, buckets, dynamic;
-  exact.decode_cache = DecodeCache::Exact;
+  exact.decode_cache = DecodeCache::exact;
   exact.decode_capacity = 100;
-  buckets.decode_cache = DecodeCache::Buckets;
-  dynamic.decode_cache = DecodeCache::Dynamic;
+  buckets.decode_cache = DecodeCache::buckets;
+  dynamic.decode_cache = DecodeCache::dynamic;
   GeneratorStats se, sb, sd;
   auto te = run(f, exact, prompt, 40, &se);
   auto tb = run(f, buckets, prompt, 40, &sb);
@@ -195,4 +195,18 @@ TEST_CASE("host-greedy lm_head: same tokens as in the graph, adjusted before the
   size_t first = std::find(th.begin(), th.end(), banned) - th.begin();
   CHECK(std::vector<int32_t>(ta.begin(), ta.begin() + first) ==
         std::vector<int32_t>(th.begin(), th.begin() + first));
+}
+
+TEST_CASE("a host-side KV cache gives the same tokens as the resident one", "[decode]") {
+  Fixture f;
+  std::vector<int32_t> prompt = {3, 3, 9};
+  GeneratorOptions resident, plain;
+  plain.resident_kv = false;
+  for (bool host_head : {true, false}) {
+    resident.host_lm_head = plain.host_lm_head = host_head;
+    Generator a(f.dev, *f.model, resident), b(f.dev, *f.model, plain);
+    a.prefill(prompt);
+    b.prefill(prompt);
+    CHECK(a.generate_cached(10, greedy()) == b.generate_cached(10, greedy()));
+  }
 }

@@ -13,28 +13,28 @@
 
 #include "rlx/backend.h"
 #include "rlx/model.h"
+#include "rlx/profile.h"
 #include "rlx/sampler.h"
 #include "rlx/weight_store.h"
 
 namespace rlx {
 
-// How decode Programs are shaped. Attention reads the KV cache by position, so a Program
-// compiled for R cache rows serves every past < R; the choice trades compiles for padding.
-enum class DecodeCache {
-  Buckets,  // power-of-two ladder of past: [1,2) [2,3) [3,5) [5,9) ...; compiled at the upper
-            // bound, so N tokens compile O(log N) Programs and padding stays under 2x
-  Dynamic,  // one Program at the full cache size serves every position
-  Exact,    // one Program per past length (LRU of decode_capacity); the reference for tests
-};
-
 struct GeneratorOptions {
   int64_t max_seq = 0;          // KV cache rows; 0 = min(model context, 4096)
   size_t prefill_capacity = 4;  // prefill lengths kept compiled (LRU)
   int64_t prefill_seq_cap = 0;  // longer prompts run in chunks of this many tokens (0 = no cap)
-  DecodeCache decode_cache = DecodeCache::Buckets;
+  // How decode Programs are shaped (attention reads the cache by position, so a Program
+  // compiled for R rows serves every past < R): buckets = power-of-two ladder [1,2) [2,3) [3,5)
+  // [5,9) ... compiled at the upper bound, O(log N) Programs, padding under 2x; dynamic = one
+  // Program at the full cache size; exact = one per past length (LRU of decode_capacity).
+  DecodeCache decode_cache = DecodeCache::buckets;
   size_t decode_capacity = 8;        // Exact: decode Programs kept (LRU)
   int64_t decode_max_past = 0;       // Buckets: top of the ladder (0 = max_seq)
   bool keep_decode_programs = true;  // across prefill(): cross-utterance reuse
+  // K/V stay in device memory across steps. Off (RLX_RESIDENT_KV=0): the cache lives on the
+  // host and each step uploads the history's rows and reads the new ones back (slow; for
+  // backends or debugging where device memory cannot be kept).
+  bool resident_kv = true;
   // Greedy decode stops the graph at the final hidden row and runs the lm_head on the host
   // device (below), where the logit adjustment and argmax happen. Off: lm_head in the graph.
   bool host_lm_head = true;
@@ -46,7 +46,13 @@ struct GeneratorOptions {
   uint64_t soft_budget_bytes = 0;
   double soft_fraction = 0.8;
   uint64_t bucket_resident_bytes = 0;  // per decode Program; 0 = its measured arena + buffers
+
+  // The compile, memory and decode settings of a profile (rlx.toml + env + flags).
+  static GeneratorOptions from_profile(const Profile& p);
 };
+
+// The sampling settings of a profile; seed -1 becomes a random seed.
+SampleOpts sample_opts(const SamplingProfile& s);
 
 // The decode bucket that serves `past` cached positions: past in [lo, hi), compiled with hi
 // cache rows.
@@ -61,7 +67,7 @@ struct GeneratorStats {
   uint64_t decode_compiles = 0;
   uint64_t decode_evictions = 0;
   uint64_t host_head_tokens = 0;  // decode steps whose lm_head ran on the host device
-  uint64_t prompt_tokens = 0;  // tokens run through prefill programs
+  uint64_t prompt_tokens = 0;     // tokens run through prefill programs
   double prompt_seconds = 0;
   uint64_t decode_tokens = 0;  // tokens run one at a time
   double decode_seconds = 0;
@@ -139,6 +145,9 @@ class Generator {
   std::unique_ptr<WeightStore> head_weights_;     // its weights, when it is another device
   std::unique_ptr<Compiled> head_;                // hidden [1, dim] -> logits [1, vocab]
   std::vector<float> hidden_;
+  std::vector<std::vector<float>> host_k_, host_v_;  // the cache when !resident_kv
+  void kv_upload(int64_t rows);                      // host -> device, rows [0, rows)
+  void kv_download(int64_t from, int64_t to);        // device -> host, rows [from, to)
   std::vector<int32_t> tokens_;
   int64_t past_ = 0;
   std::vector<float> logits_;
