@@ -24,27 +24,53 @@ struct Generator::Compiled {
   std::vector<rlx_binding> binds;
 };
 
-GeneratorOptions GeneratorOptions::from_profile(const Profile& p) {
+GeneratorOptions& GeneratorOptions::with_compile_profiles(const PrefillProfile& prefill,
+                                                          const DecodeProfile& decode) {
   // Refuse what is not implemented rather than ignore it.
+  if (prefill.precision != Precision::f32 || decode.precision != Precision::f32)
+    fail("compile precision {}/{}: only f32 compute is implemented so far",
+         to_string(prefill.precision), to_string(decode.precision));
+  prefill_capacity = prefill.cache == PrefillCache::none ? 1 : prefill.capacity;
+  prefill_seq_cap = prefill.seq_cap;
+  decode_cache = decode.cache;
+  decode_capacity = static_cast<size_t>(decode.capacity);
+  decode_max_past = decode.max_past;
+  host_lm_head = decode.lm_head == LmHead::host;
+  resident_kv = decode.resident_kv;
+  return *this;
+}
+
+GeneratorOptions GeneratorOptions::from_profile(const Profile& p) {
   for (auto [key, precision] : {std::pair{"prefill.precision", p.prefill.precision},
                                 std::pair{"decode.precision", p.decode.precision}})
     if (precision != Precision::f32)
       fail("{} = \"{}\" (from {}): only f32 compute is implemented so far", key,
            to_string(precision), p.source(key));
   GeneratorOptions o;
+  o.with_compile_profiles(p.prefill, p.decode);
   o.max_seq = p.memory.max_seq;
-  o.prefill_capacity = p.prefill.cache == PrefillCache::none ? 1 : p.prefill.capacity;
-  o.prefill_seq_cap = p.prefill.seq_cap;
-  o.decode_cache = p.decode.cache;
-  o.decode_capacity = static_cast<size_t>(p.decode.capacity);
-  o.decode_max_past = p.decode.max_past;
   o.keep_decode_programs = p.memory.keep_decode_graphs;
-  o.host_lm_head = p.decode.lm_head == LmHead::host;
-  o.resident_kv = p.decode.resident_kv;
   o.soft_budget_bytes = p.memory.soft_budget_bytes;
   o.soft_fraction = p.memory.soft_fraction;
   o.bucket_resident_bytes = p.memory.bucket_resident_bytes;
   return o;
+}
+
+PrefillProfile Generator::prefill_profile() const {
+  PrefillProfile p;
+  p.capacity = static_cast<int32_t>(opts_.prefill_capacity);
+  p.seq_cap = opts_.prefill_seq_cap;
+  return p;
+}
+
+DecodeProfile Generator::decode_profile() const {
+  DecodeProfile d;
+  d.cache = opts_.decode_cache;
+  d.capacity = static_cast<int32_t>(opts_.decode_capacity);
+  d.max_past = opts_.decode_max_past;
+  d.lm_head = head_device_ ? LmHead::host : LmHead::graph;
+  d.resident_kv = opts_.resident_kv;
+  return d;
 }
 
 SampleOpts sample_opts(const SamplingProfile& s) {

@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "rlx/generator.h"
 #include "rlx/model.h"
+#include "rlx/session.h"
 #include "tiny_model.h"
 
 using namespace rlx;
@@ -209,4 +211,34 @@ TEST_CASE("a host-side KV cache gives the same tokens as the resident one", "[de
     b.prefill(prompt);
     CHECK(a.generate_cached(10, greedy()) == b.generate_cached(10, greedy()));
   }
+}
+
+TEST_CASE("a session opens weights with the profile beside them", "[decode][profile]") {
+  PluginHostOptions ho;
+  ho.plugin_dirs = {RLX_TEST_PLUGIN_DIR};
+  ho.use_env = false;
+  ho.use_install_dir = false;
+  PluginHost host(ho);
+  fs::path dir = fs::temp_directory_path() / "rlx-test-session";
+  fs::create_directories(dir);
+  test::write_tiny_model({}, dir / "tiny.gguf");
+  {
+    std::ofstream(dir / "tiny.rlx.toml")
+        << "[decode]\ncache = \"exact\"\ncapacity = 3\n[prefill]\nseq_cap = 2\n"
+           "[sampling]\ntemperature = 0\nseed = 5\n";
+  }
+  Session s = Session::open(host, dir / "tiny.gguf");
+  CHECK(s.profile.file == dir / "tiny.rlx.toml");
+  CHECK(s.generator->decode_profile().cache == DecodeCache::exact);
+  CHECK(s.generator->decode_profile().capacity == 3);
+  CHECK(s.generator->prefill_profile().seq_cap == 2);
+  CHECK(s.sampling.seed == 5);
+  std::vector<int32_t> prompt = {1, 2, 3, 4, 5};
+  s.generator->prefill(prompt);
+  auto out = s.generator->generate_cached(6, s.sampling);
+  CHECK(out.size() == 6);
+  // exact: one per past length. The prompt's last chunk (5 = 2 + 2 + 1 under seq_cap 2) is one
+  // token at past 4; then 5 greedy decodes at past 5..9.
+  CHECK(s.generator->stats().decode_compiles == 6);
+  fs::remove(dir / "tiny.rlx.toml");
 }

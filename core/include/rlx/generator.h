@@ -49,6 +49,33 @@ struct GeneratorOptions {
 
   // The compile, memory and decode settings of a profile (rlx.toml + env + flags).
   static GeneratorOptions from_profile(const Profile& p);
+  // Both compile profiles at once (the reference's with_compile_profiles).
+  GeneratorOptions& with_compile_profiles(const PrefillProfile& prefill,
+                                          const DecodeProfile& decode);
+
+  // The reference runtime's builder names.
+  GeneratorOptions& with_prefill_cache(size_t capacity) {
+    prefill_capacity = capacity;
+    return *this;
+  }
+  GeneratorOptions& with_decode_cache(int64_t max_past) {  // the bucket ladder up to max_past
+    decode_cache = DecodeCache::buckets;
+    decode_max_past = max_past;
+    return *this;
+  }
+  GeneratorOptions& with_dynamic_decode_cache() {
+    decode_cache = DecodeCache::dynamic;
+    return *this;
+  }
+  GeneratorOptions& with_exact_decode_cache(size_t capacity) {
+    decode_cache = DecodeCache::exact;
+    decode_capacity = capacity;
+    return *this;
+  }
+  GeneratorOptions& with_compile_seq_cap(int64_t cap) {
+    prefill_seq_cap = cap;
+    return *this;
+  }
 };
 
 // The sampling settings of a profile; seed -1 becomes a random seed.
@@ -114,6 +141,10 @@ class Generator {
   const std::vector<int32_t>& tokens() const { return tokens_; }
   const rlx_model_config& config() const { return model_.config(); }
   int64_t past() const { return past_; }
+  // The compile profiles in effect (what with_compile_profiles / the rlx.toml asked for).
+  PrefillProfile prefill_profile() const;
+  DecodeProfile decode_profile() const;
+  const GeneratorOptions& options() const { return opts_; }
   int64_t max_seq() const { return capacity_; }
   const GeneratorStats& stats() const { return stats_; }
   const WeightStore& weights() const { return weights_; }

@@ -1,0 +1,25 @@
+#include "rlx/session.h"
+
+namespace rlx {
+
+Session Session::open(PluginHost& host, const std::filesystem::path& weights,
+                      const SessionOptions& opts) {
+  Session s;
+  ModelOptions mo;
+  mo.packed = opts.packed;
+  s.model = Model::load(host, weights, mo);
+  ProfileLookup lookup;
+  lookup.explicit_path = opts.profile;
+  lookup.weights = weights;
+  lookup.family = s.model->family();
+  lookup.configs_dir = opts.configs_dir;
+  lookup.device = opts.device;
+  s.profile = load_profile(lookup);
+  s.device = host.open_device_spec(opts.device, s.profile.threads.count);
+  s.generator =
+      std::make_unique<Generator>(s.device, *s.model, GeneratorOptions::from_profile(s.profile));
+  s.sampling = sample_opts(s.profile.sampling);
+  return s;
+}
+
+}  // namespace rlx
