@@ -31,6 +31,7 @@ GeneratorOptions& GeneratorOptions::with_compile_profiles(const PrefillProfile& 
     fail("compile precision {}/{}: only f32 compute is implemented so far",
          to_string(prefill.precision), to_string(decode.precision));
   prefill_capacity = prefill.cache == PrefillCache::none ? 1 : prefill.capacity;
+  prefill_dynamic = prefill.cache == PrefillCache::dynamic;
   prefill_seq_cap = prefill.seq_cap;
   decode_cache = decode.cache;
   decode_capacity = static_cast<size_t>(decode.capacity);
@@ -58,6 +59,7 @@ GeneratorOptions GeneratorOptions::from_profile(const Profile& p) {
 
 PrefillProfile Generator::prefill_profile() const {
   PrefillProfile p;
+  p.cache = opts_.prefill_dynamic ? PrefillCache::dynamic : PrefillCache::lru;
   p.capacity = static_cast<int32_t>(opts_.prefill_capacity);
   p.seq_cap = opts_.prefill_seq_cap;
   return p;
@@ -272,12 +274,25 @@ std::span<float> Generator::run(std::span<const int32_t> ids, int64_t start) {
   const int64_t cap = opts_.prefill_seq_cap > 0 ? opts_.prefill_seq_cap : n;
   for (int64_t done = 0; done < n;) {
     const int64_t len = std::min(cap, n - done);
+    // Dynamic prefill: `pad` padding rows in front (id 0, position -1) fill the chunk up to the
+    // next power of two, whose last row is then the real last token.
+    int64_t rows = len;
+    if (opts_.prefill_dynamic && len > 1) {
+      int64_t p2 = 2;
+      while (p2 < len) p2 *= 2;
+      const int64_t limit = opts_.prefill_seq_cap > 0 ? opts_.prefill_seq_cap : capacity_;
+      if (p2 <= std::min(limit, capacity_)) rows = p2;
+    }
+    const int64_t pad = rows - len;
     auto t0 = std::chrono::steady_clock::now();
-    Compiled& c = len == 1 ? decode_program(start + done, RLX_LOGITS_LAST) : prefill_program(len);
-    std::vector<int32_t> pos(static_cast<size_t>(len));
-    for (int64_t i = 0; i < len; ++i) pos[i] = static_cast<int32_t>(start + done + i);
-    c.ids.write(0, ids.data() + done, len * 4);
-    c.pos.write(0, pos.data(), len * 4);
+    Compiled& c = rows == 1 ? decode_program(start + done, RLX_LOGITS_LAST) : prefill_program(rows);
+    std::vector<int32_t> in(static_cast<size_t>(rows), 0), pos(static_cast<size_t>(rows), -1);
+    for (int64_t i = 0; i < len; ++i) {
+      in[pad + i] = ids[done + i];
+      pos[pad + i] = static_cast<int32_t>(start + done + i);
+    }
+    c.ids.write(0, in.data(), rows * 4);
+    c.pos.write(0, pos.data(), rows * 4);
     kv_upload(start + done);
     c.prog.run(c.binds);
     kv_download(start + done, start + done + len);

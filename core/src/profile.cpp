@@ -26,7 +26,7 @@
 namespace rlx {
 namespace {
 
-constexpr std::array<std::string_view, 2> kPrefillCache = {"lru", "none"};
+constexpr std::array<std::string_view, 3> kPrefillCache = {"lru", "none", "dynamic"};
 constexpr std::array<std::string_view, 3> kDecodeCache = {"buckets", "dynamic", "exact"};
 constexpr std::array<std::string_view, 2> kLmHead = {"host", "graph"};
 constexpr std::array<std::string_view, 3> kPrecision = {"f32", "f16", "bf16"};

@@ -410,6 +410,7 @@ void add_kv_store(std::vector<Case>& out) {
       {33, 4, 64, {32}, "decode, last row"},
       {16, 1, 128, {}, "prefill"},
       {20, 3, 8, {11, 12, 13, 14}, "chunk at 11"},
+      {20, 3, 8, {-1, -1, 5, 6}, "two padding rows first"},
   };
   for (const Kv& k : shapes) {
     std::vector<int32_t> pos = k.pos;
@@ -424,8 +425,8 @@ void add_kv_store(std::vector<Case>& out) {
     c.exact = true;  // a copy and a scale by -2: bit for bit
     out.push_back(c);
   }
-  // ops.def: a position outside [0, t) is a run-time error; the cache must stay untouched.
-  for (int32_t bad : {8, -1}) {
+  // ops.def: a position at or past t is a run-time error; the cache must stay untouched.
+  for (int32_t bad : {8, 100}) {
     InputSpec p = i32("pos", {2}, Fill::RandomInt, 0, 1);
     p.fixed = {3, bad};
     Case c = make("kv_store", {f32("cache", {8, 2, 16}), f32("x", {2, 2, 16}), p},

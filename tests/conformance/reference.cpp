@@ -162,10 +162,11 @@ Reference kv_store(const HostTensor& cache, const HostTensor& x, const HostTenso
   int64_t t = cache.shape[0], row = cache.elems() / t;
   for (int64_t i = 0; i < x.shape[0]; ++i) {
     int64_t p = pos.i[i];
-    if (p < 0 || p >= t) {
+    if (p >= t) {
       r.error = fmt::format("position {} at row {} is outside [0, {})", p, i, t);
       return r;
     }
+    if (p < 0) continue;  // a padding row stores nothing
     for (int64_t c = 0; c < row; ++c) r.values[p * row + c] = x.at(i * row + c);
   }
   return r;

@@ -23,6 +23,9 @@ struct GeneratorOptions {
   int64_t max_seq = 0;          // KV cache rows; 0 = min(model context, 4096)
   size_t prefill_capacity = 4;  // prefill lengths kept compiled (LRU)
   int64_t prefill_seq_cap = 0;  // longer prompts run in chunks of this many tokens (0 = no cap)
+  // Pad each prompt (chunk) at the front to the next power of two with padding rows (position
+  // -1: they store no K/V and attend to nothing), so O(log n) Programs serve every length.
+  bool prefill_dynamic = false;
   // How decode Programs are shaped (attention reads the cache by position, so a Program
   // compiled for R rows serves every past < R): buckets = power-of-two ladder [1,2) [2,3) [3,5)
   // [5,9) ... compiled at the upper bound, O(log N) Programs, padding under 2x; dynamic = one
@@ -55,6 +58,11 @@ struct GeneratorOptions {
 
   // The reference runtime's builder names.
   GeneratorOptions& with_prefill_cache(size_t capacity) {
+    prefill_capacity = capacity;
+    return *this;
+  }
+  GeneratorOptions& with_dynamic_prefill_cache(size_t capacity) {
+    prefill_dynamic = true;
     prefill_capacity = capacity;
     return *this;
   }

@@ -15,8 +15,9 @@
 
 namespace rlx {
 
-// How prefill Programs are kept: an LRU keyed by prompt length, or compiled for every prompt.
-enum class PrefillCache { lru, none };
+// How prefill Programs are kept: an LRU keyed by prompt length, only the latest one, or an LRU
+// of power-of-two lengths that shorter prompts are padded into ("dynamic").
+enum class PrefillCache { lru, none, dynamic };
 // How decode Programs are kept: a power-of-two ladder over past_seq, one Program for every
 // position, or one per exact past length (LRU).
 enum class DecodeCache { buckets, dynamic, exact };

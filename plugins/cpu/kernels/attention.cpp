@@ -64,10 +64,11 @@ void attention_f32(ThreadPool& pool, const float* q, const float* k, const float
 void kv_store_f32(float* cache, int64_t t, const float* x, const int32_t* pos, int64_t s,
                   int64_t row) {
   for (int64_t i = 0; i < s; ++i)
-    if (pos[i] < 0 || pos[i] >= t)
+    if (pos[i] >= t)
       fail(RLX_ERR_INVALID, "position ", pos[i], " (row ", i, ") outside the cache's [0, ", t, ")");
   const size_t bytes = static_cast<size_t>(row) * sizeof(float);
-  for (int64_t i = 0; i < s; ++i) std::memmove(cache + int64_t{pos[i]} * row, x + i * row, bytes);
+  for (int64_t i = 0; i < s; ++i)  // a negative position is a padding row: nothing is stored
+    if (pos[i] >= 0) std::memmove(cache + int64_t{pos[i]} * row, x + i * row, bytes);
 }
 
 }  // namespace rlx::cpu
