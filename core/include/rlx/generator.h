@@ -130,11 +130,6 @@ class Generator {
   // Appends `input`, decodes it at position past(), returns its logits.
   std::vector<float> decode_get_logits(int32_t input);
 
-  // Compiles the program for `seq` new tokens (uploading the weights it needs) without running
-  // it, so that later timings measure compute only.
-  void prepare(int64_t seq) {
-    seq == 1 ? decode_program(past_, RLX_LOGITS_LAST) : prefill_program(seq);
-  }
   bool host_lm_head() const { return head_device_ != nullptr; }
 
   // Bytes counted against the soft budget: weights, KV cache, compiled Programs.
