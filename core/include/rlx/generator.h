@@ -130,6 +130,7 @@ class Generator {
   // Appends `input`, decodes it at position past(), returns its logits.
   std::vector<float> decode_get_logits(int32_t input);
 
+  // Whether greedy decode runs the lm_head on the host device (host-greedy).
   bool host_lm_head() const { return head_device_ != nullptr; }
 
   // Bytes counted against the soft budget: weights, KV cache, compiled Programs.
