@@ -149,8 +149,8 @@ TensorInfo infer_attention(std::span<const TensorInfo> in, const NodeAttrs& a, c
           "q heads {} must be a multiple of kv heads {}", q.shape[1], k.shape[1]);
   if (in.size() == 3) {  // with positions the attributes are ignored
     require(a.i[1] >= 0, "past (iattr[1]) must be >= 0, got {}", a.i[1]);
-    require(a.i[2] >= 0 && a.i[2] <= k.shape[0], "kv_len (iattr[2]) {} must be in [0, {}]",
-            a.i[2], k.shape[0]);
+    require(a.i[2] >= 0 && a.i[2] <= k.shape[0], "kv_len (iattr[2]) {} must be in [0, {}]", a.i[2],
+            k.shape[0]);
   }
   return q;
 }
