@@ -10,6 +10,9 @@ PACKAGES=(
   nlohmann-json3-dev    # JSON: safetensors headers, config.json
   catch2                # Catch2 v2
   python3 python3-numpy # test-model maker and float64 references
+  # Vulkan backend: loader + headers, the GLSL->SPIR-V compiler, and mesa's lavapipe (a CPU
+  # Vulkan device, so the backend builds and its conformance runs without a GPU)
+  libvulkan-dev glslc mesa-vulkan-drivers
 )
 
 missing=()

@@ -1,0 +1,228 @@
+// The vulkan backend's ABI entry: rlx_plugin_query() and the tables it returns, nothing else.
+// Each table function is a thin shim that validates handles, calls into device / buffer /
+// program, and turns any C++ exception into an rlx_status plus one line in the caller's rlx_err:
+// no exception ever crosses the C boundary. Nothing here has a dynamic initializer; the Vulkan
+// instance is created on the first device_count() and destroyed by shutdown().
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "buffer.h"
+#include "device.h"
+#include "error.h"
+#include "program.h"
+#include "rlx/plugin_abi.h"
+
+namespace {
+
+using namespace rlx::vk;
+
+// The host's services; valid from init() until shutdown().
+constinit const rlx_host_api* g_host = nullptr;
+
+// Logging is best effort: it never turns a successful call into a failed one.
+template <class... A>
+void host_log(int level, const A&... parts) noexcept {
+  try {
+    if (g_host && g_host->struct_size >= offsetof(rlx_host_api, log) + sizeof g_host->log &&
+        g_host->log)
+      g_host->log(level, "vulkan", cat(parts...).c_str());
+  } catch (...) {
+  }
+}
+
+// Copies `msg` into the caller's buffer as one NUL-terminated line, truncating to fit.
+// Tolerates err.msg == NULL and err.cap == 0 (the caller does not want the message).
+void set_err(rlx_err err, const char* msg) noexcept {
+  if (!err.msg || err.cap == 0) return;
+  size_t n = msg ? std::strlen(msg) : 0;
+  if (n > err.cap - 1) n = err.cap - 1;
+  for (size_t i = 0; i < n; ++i) err.msg[i] = (msg[i] == '\n' || msg[i] == '\r') ? ' ' : msg[i];
+  err.msg[n] = '\0';
+}
+
+// Runs `fn`; maps what it throws to a status and a message. The boundary every call goes through.
+template <class F>
+rlx_status guard(rlx_err err, F&& fn) noexcept {
+  try {
+    set_err(err, "");
+    fn();
+    return RLX_OK;
+  } catch (const Error& e) {
+    set_err(err, e.what());
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    set_err(err, "out of host memory");
+    return RLX_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_err(err, e.what());
+    return RLX_ERR_INTERNAL;
+  } catch (...) {
+    set_err(err, "unknown C++ exception in the vulkan backend");
+    return RLX_ERR_INTERNAL;
+  }
+}
+
+// ---- the backend table ----------------------------------------------------------------------
+
+rlx_status vk_init(const rlx_host_api* host, rlx_err err) {
+  return guard(err, [&] {
+    if (host && host->abi_major != RLX_ABI_MAJOR)
+      fail(RLX_ERR_UNSUPPORTED, "host ABI ", host->abi_major, ".", host->abi_minor,
+           " but the vulkan backend was built for ", RLX_ABI_MAJOR, ".", RLX_ABI_MINOR);
+    g_host = host;
+  });
+}
+
+void vk_shutdown(void) {
+  try {
+    close_all_devices();  // waits for every queue, frees every object, destroys the instance
+  } catch (...) {
+  }
+  g_host = nullptr;
+}
+
+rlx_status vk_device_count(uint32_t* count, rlx_err err) {
+  return guard(err, [&] {
+    if (!count) fail(RLX_ERR_INVALID, "device_count: null output");
+    *count = device_count();
+  });
+}
+
+rlx_status vk_device_info(uint32_t index, rlx_device_info* out, rlx_err err) {
+  return guard(err, [&] { device_info(index, out); });
+}
+
+rlx_status vk_device_open(uint32_t index, const rlx_device_options* opts, rlx_device** out,
+                          rlx_err err) {
+  return guard(err, [&] {
+    if (!out) fail(RLX_ERR_INVALID, "device_open: null output");
+    *out = nullptr;
+    Device* dev = open_device(index, opts);
+    *out = to_handle(dev);
+    host_log(RLX_LOG_DEBUG, "opened device ", index, " (", dev->props().deviceName, ")");
+  });
+}
+
+void vk_device_close(rlx_device* dev) {
+  try {
+    close_device(reinterpret_cast<Device*>(dev));
+  } catch (...) {
+  }
+}
+
+rlx_status vk_buffer_alloc(rlx_device* dev, uint64_t bytes, rlx_buffer** out, rlx_err err) {
+  return guard(err, [&] {
+    if (!out) fail(RLX_ERR_INVALID, "buffer_alloc: null output");
+    *out = nullptr;
+    *out = to_handle(checked_device(dev).alloc_buffer(bytes));
+  });
+}
+
+void vk_buffer_free(rlx_device* dev, rlx_buffer* buf) {
+  try {
+    if (buf) checked_device(dev).free_buffer(reinterpret_cast<Buffer*>(buf));
+  } catch (...) {
+  }
+}
+
+rlx_status vk_buffer_write(rlx_device* dev, rlx_buffer* buf, uint64_t offset, const void* src,
+                           uint64_t bytes, rlx_err err) {
+  return guard(err, [&] {
+    Device& d = checked_device(dev);
+    d.write(d.buffer(buf), offset, src, bytes);
+  });
+}
+
+rlx_status vk_buffer_read(rlx_device* dev, rlx_buffer* buf, uint64_t offset, void* dst,
+                          uint64_t bytes, rlx_err err) {
+  return guard(err, [&] {
+    Device& d = checked_device(dev);
+    d.read(d.buffer(buf), offset, dst, bytes);
+  });
+}
+
+bool vk_supports(rlx_device* dev, const rlx_graph_desc* graph, uint32_t node) {
+  try {
+    (void)dev;  // every vulkan device runs the same kernels (all need only Vulkan 1.2 core)
+    return graph && node_problem(*graph, node).empty();
+  } catch (...) {
+    return false;
+  }
+}
+
+rlx_status vk_program_compile(rlx_device* dev, const rlx_graph_desc* graph, rlx_program** out,
+                              rlx_err err) {
+  return guard(err, [&] {
+    if (!out) fail(RLX_ERR_INVALID, "program_compile: null output");
+    *out = nullptr;
+    if (!graph) fail(RLX_ERR_INVALID, "program_compile: null graph");
+    Device& d = checked_device(dev);
+    *out = to_handle(d.add_program(std::make_unique<Program>(d, *graph)));
+  });
+}
+
+rlx_status vk_program_run(rlx_device* dev, rlx_program* prog, const rlx_binding* bindings,
+                          uint32_t n_bindings, rlx_err err) {
+  return guard(err, [&] {
+    Device& d = checked_device(dev);
+    d.program(prog).run(bindings, n_bindings);
+  });
+}
+
+void vk_program_free(rlx_device* dev, rlx_program* prog) {
+  try {
+    if (prog) checked_device(dev).free_program(reinterpret_cast<Program*>(prog));
+  } catch (...) {
+  }
+}
+
+constexpr rlx_backend_api kBackendApi = {
+    .struct_size = sizeof(rlx_backend_api),
+    .init = vk_init,
+    .shutdown = vk_shutdown,
+    .device_count = vk_device_count,
+    .device_info = vk_device_info,
+    .device_open = vk_device_open,
+    .device_close = vk_device_close,
+    .buffer_alloc = vk_buffer_alloc,
+    .buffer_free = vk_buffer_free,
+    .buffer_write = vk_buffer_write,
+    .buffer_read = vk_buffer_read,
+    .supports = vk_supports,
+    .program_compile = vk_program_compile,
+    .program_run = vk_program_run,
+    .program_free = vk_program_free,
+    .buffer_from_host = nullptr,  // device-local memory only: the host copies
+    .reserved = {},
+};
+
+// ---- the header ---------------------------------------------------------------------------
+
+constexpr rlx_plugin_info kInfo = {
+    .abi_major = RLX_ABI_MAJOR,
+    .abi_minor = RLX_ABI_MINOR,
+    .struct_size = sizeof(rlx_plugin_info),
+    .kind = RLX_PLUGIN_BACKEND,
+    .name = "vulkan",
+    .variant = "",
+    .version = "0.1.0",
+    .description = "Vulkan 1.2 compute shaders (f32 kernels; first increment)",
+    .score = nullptr,
+    .api = &kBackendApi,
+    .reserved = {},
+};
+
+}  // namespace
+
+// The one exported symbol. The header is returned whatever host_abi_major says: its first
+// fields (abi_major, abi_minor, struct_size) are what lets a host of another major print a
+// message naming both versions instead of failing blindly. The host refuses us in that case,
+// and init() refuses a host of another major as a second line of defence.
+extern "C" RLX_PLUGIN_EXPORT const rlx_plugin_info* rlx_plugin_query(uint32_t host_abi_major) {
+  (void)host_abi_major;
+  return &kInfo;
+}
