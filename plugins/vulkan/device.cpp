@@ -127,7 +127,13 @@ Device::Device(VkPhysicalDevice phys) : phys_(phys) {
   qi.queueFamilyIndex = family_;
   qi.queueCount = 1;
   qi.pQueuePriorities = &prio;
+  VkPhysicalDeviceFeatures supported{};
+  vkGetPhysicalDeviceFeatures(phys_, &supported);
+  VkPhysicalDeviceFeatures enabled{};
+  enabled.shaderFloat64 = supported.shaderFloat64;
+  f64_ = supported.shaderFloat64 == VK_TRUE;
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.pEnabledFeatures = &enabled;
   di.queueCreateInfoCount = 1;
   di.pQueueCreateInfos = &qi;
   vk_check(vkCreateDevice(phys_, &di, nullptr, &dev_), "vkCreateDevice");

@@ -33,6 +33,8 @@ class Device {
   VkDescriptorSetLayout set_layout() const { return set_layout_; }
   VkPipelineLayout pipeline_layout() const { return pipe_layout_; }
   uint32_t queue_family() const { return family_; }
+  // shaderFloat64 is supported (and enabled): rope computes its angles in double.
+  bool has_f64() const { return f64_; }
   // The compute pipeline for `k`, created on first use and cached. Thread-safe.
   VkPipeline pipeline(Kernel k);
   // A memory type index allowed by `bits`: one with all of `want` if any, else one with all of
@@ -62,6 +64,7 @@ class Device {
   VkDevice dev_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t family_ = 0;
+  bool f64_ = false;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout pipe_layout_ = VK_NULL_HANDLE;
   std::mutex pipe_mu_;

@@ -147,8 +147,8 @@ rlx_status vk_buffer_read(rlx_device* dev, rlx_buffer* buf, uint64_t offset, voi
 
 bool vk_supports(rlx_device* dev, const rlx_graph_desc* graph, uint32_t node) {
   try {
-    (void)dev;  // every vulkan device runs the same kernels (all need only Vulkan 1.2 core)
-    return graph && node_problem(*graph, node).empty();
+    // Every kernel needs only Vulkan 1.2 core, except rope (shaderFloat64).
+    return graph && node_problem(*graph, node, checked_device(dev).has_f64()).empty();
   } catch (...) {
     return false;
   }

@@ -75,7 +75,7 @@ constexpr int64_t kMaxElems = int64_t{1} << 31;
 
 // ---- what the kernels support ---------------------------------------------------------------
 
-std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
+std::string node_problem(const rlx_graph_desc& g, uint32_t index, bool f64) {
   if (index >= g.n_nodes || !g.nodes) return cat("node index ", index, " out of range");
   const rlx_node_desc& n = g.nodes[index];
   if (n.op >= RLX_OP_BUILTIN_COUNT) return cat("op id ", n.op, " is not a built-in op");
@@ -91,7 +91,13 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
     case RLX_OP_MATMUL:
     case RLX_OP_EMBED:
     case RLX_OP_RESHAPE:
-    case RLX_OP_SLICE: break;
+    case RLX_OP_SLICE:
+    case RLX_OP_ATTENTION:
+    case RLX_OP_KV_STORE:
+    case RLX_OP_ARGMAX: break;
+    case RLX_OP_ROPE:
+      if (!f64) return "rope needs shaderFloat64, which this device lacks";
+      break;
     default: return cat("op ", op.name, " has no vulkan kernel yet");
   }
   if (n.n_inputs < op.min_in || n.n_inputs > op.max_in)
@@ -108,24 +114,35 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
   const rlx_tensor_desc& out = g.tensors[n.output];
 
   // f32 everywhere (i32 for embed's ids); the views accept i32 too.
+  // `dt` RLX_F16 stands for "a weight": f32, f16 or bf16.
   auto tensor_problem = [](const rlx_tensor_desc& t, uint32_t dt, const char* role) {
     int64_t ne = numel(t);
     if (ne < 0) return cat(role, " has a malformed shape (ndim ", t.ndim, ")");
-    if (t.dtype != dt)
-      return cat(role, " is ", describe(t), ", expected ", dtype_name(dt),
-                 " (the vulkan backend has f32 kernels only so far)");
+    if (dt == RLX_F16) {
+      if (t.dtype != RLX_F32 && t.dtype != RLX_F16 && t.dtype != RLX_BF16)
+        return cat(role, " is ", describe(t),
+                   ", expected f32, f16 or bf16 (the vulkan backend has no quantized kernels yet)");
+      dt = t.dtype;
+    } else if (t.dtype != dt) {
+      return cat(role, " is ", describe(t), ", expected ", dtype_name(dt));
+    }
+    const int64_t size = dt == RLX_F32 || dt == RLX_I32 ? 4 : 2;
     if (ne >= kMaxElems) return cat(role, " ", describe(t), " has 2^31 or more elements");
-    if (t.nbytes != static_cast<uint64_t>(ne) * 4)
-      return cat(role, " ", describe(t), " has nbytes ", t.nbytes, ", expected ", ne * 4);
+    if (t.nbytes != static_cast<uint64_t>(ne * size))
+      return cat(role, " ", describe(t), " has nbytes ", t.nbytes, ", expected ", ne * size);
     return std::string();
   };
   const bool is_view = n.op == RLX_OP_RESHAPE || n.op == RLX_OP_SLICE;
   const uint32_t view_dt = in[0]->dtype == RLX_I32 ? RLX_I32 : RLX_F32;
   for (uint32_t k = 0; k < n.n_inputs; ++k) {
-    uint32_t dt = is_view ? view_dt : (n.op == RLX_OP_EMBED && k == 1) ? RLX_I32 : RLX_F32;
+    const bool is_i32 = (n.op == RLX_OP_EMBED && k == 1) || (n.op == RLX_OP_ROPE && k == 1) ||
+                        (n.op == RLX_OP_ATTENTION && k == 3) || (n.op == RLX_OP_KV_STORE && k == 2);
+    const bool is_weight = (n.op == RLX_OP_MATMUL && k == 1) || (n.op == RLX_OP_EMBED && k == 0);
+    uint32_t dt = is_view ? view_dt : is_i32 ? RLX_I32 : is_weight ? RLX_F16 : RLX_F32;
     if (auto p = tensor_problem(*in[k], dt, cat("input ", k).c_str()); !p.empty()) return p;
   }
-  if (auto p = tensor_problem(out, is_view ? view_dt : RLX_F32, "output"); !p.empty()) return p;
+  const uint32_t out_dt = is_view ? view_dt : n.op == RLX_OP_ARGMAX ? RLX_I32 : RLX_F32;
+  if (auto p = tensor_problem(out, out_dt, "output"); !p.empty()) return p;
 
   const rlx_tensor_desc& a = *in[0];
   auto shapes = [&] {
@@ -166,6 +183,55 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
       if (!ok) return cat("shapes ", shapes(), ": expected table [v, d], ids [s] -> [s, d]");
       return {};
     }
+    case RLX_OP_ROPE: {
+      if (a.ndim != 3 || !same_shape(a, out))
+        return cat("shapes ", shapes(), ": expected x [s, h, d] and an output like x");
+      if (numel(*in[1]) != a.shape[0])
+        return cat("shapes ", shapes(), ": expected one position per row of x");
+      int64_t d = a.shape[2], r = n.iattr[1] == 0 ? d : n.iattr[1];
+      if (n.iattr[0] != 0 && n.iattr[0] != 1)
+        return cat("mode iattr[0] = ", n.iattr[0], ", expected 0 or 1");
+      if (r < 0 || r > d || r % 2 != 0)
+        return cat("rotated dims iattr[1] = ", n.iattr[1], ": must be even and <= head dim ", d);
+      if (n.n_inputs == 3 && numel(*in[2]) != r / 2)
+        return cat("shapes ", shapes(), ": freq_factors must have r/2 = ", r / 2, " values");
+      return {};
+    }
+    case RLX_OP_ATTENTION: {
+      const rlx_tensor_desc &k = *in[1], &v = *in[2];
+      bool ok = a.ndim == 3 && k.ndim == 3 && same_shape(k, v) && same_shape(a, out) &&
+                k.shape[2] == a.shape[2] && k.shape[1] > 0 && a.shape[1] % k.shape[1] == 0;
+      if (!ok)
+        return cat("shapes ", shapes(),
+                   ": expected q [s, hq, d], k and v [t, hkv, d] with hq % hkv == 0");
+      if (a.shape[2] > 512) return cat("head dim ", a.shape[2], " > 512 (the kernel's limit)");
+      if (n.n_inputs == 4) {  // positions: the attributes are ignored
+        if (in[3]->ndim != 1 || in[3]->shape[0] != a.shape[0])
+          return cat("shapes ", shapes(), ": expected one position per query row");
+        return {};
+      }
+      if (n.iattr[0] != 0 && n.iattr[0] != 1)
+        return cat("causal iattr[0] = ", n.iattr[0], ", expected 0 or 1");
+      if (n.iattr[1] < 0 || n.iattr[1] > INT32_MAX / 2)
+        return cat("past iattr[1] = ", n.iattr[1], " is negative or too large");
+      if (n.iattr[2] < 0 || n.iattr[2] > k.shape[0])
+        return cat("kv_len iattr[2] = ", n.iattr[2], " outside [0, ", k.shape[0], "]");
+      return {};
+    }
+    case RLX_OP_KV_STORE: {
+      const rlx_tensor_desc &x = *in[1], &pos = *in[2];
+      bool ok = a.ndim == 3 && x.ndim == 3 && x.shape[1] == a.shape[1] &&
+                x.shape[2] == a.shape[2] && pos.ndim == 1 && pos.shape[0] == x.shape[0] &&
+                same_shape(a, out);
+      if (!ok)
+        return cat("shapes ", shapes(),
+                   ": expected cache [t, h, d], x [s, h, d], pos [s] -> the cache");
+      return {};
+    }
+    case RLX_OP_ARGMAX:
+      if (a.ndim < 1 || numel(out) != rows(a) || last_dim(a) < 1)
+        return cat("shapes ", shapes(), ": expected a [.., n] (n > 0) -> [..]");
+      return {};
     case RLX_OP_RESHAPE:
       if (a.dtype != out.dtype || a.nbytes != out.nbytes)
         return cat("shapes ", shapes(), ": a reshape keeps dtype and element count");
@@ -198,7 +264,7 @@ Program::Program(Device& dev, const rlx_graph_desc& g) : dev_(dev) {
   for (uint32_t i = 0; i < g.n_nodes; ++i) {
     const rlx_node_desc& n = g.nodes[i];
     nodes_[i].name = n.op_name ? n.op_name : n.op < RLX_OP_BUILTIN_COUNT ? kOps[n.op].name : "?";
-    std::string why = node_problem(g, i);
+    std::string why = node_problem(g, i, dev_.has_f64());
     if (!why.empty()) fail(RLX_ERR_UNSUPPORTED, "node ", i, " (", nodes_[i].name, "): ", why);
     nodes_[i].desc = n;
   }
@@ -279,7 +345,7 @@ void Program::check_placement(const rlx_graph_desc& g) {
     if (__builtin_add_overflow(d.offset, d.nbytes, &end))
       fail(RLX_ERR_INVALID, "tensor ", t, ": offset ", d.offset, " + nbytes ", d.nbytes,
            " overflows");
-    // Shaders address 4-byte elements; every tensor here is f32 or i32 (node_problem).
+    // Shaders address 4-byte words (16-bit weights are read two to a word).
     if (d.offset % 4 != 0)
       fail(RLX_ERR_INVALID, "tensor ", t, ": offset ", d.offset, " is not a multiple of 4");
     if (d.storage == RLX_STORAGE_ARENA) {
@@ -301,11 +367,12 @@ void Program::check_placement(const rlx_graph_desc& g) {
   }
 }
 
-// Views compute nothing, so their outputs must already be input 0's storage (as ops.def says).
+// Views compute nothing and kv_store writes into its cache in place, so their outputs must
+// already be input 0's storage (as ops.def says).
 void Program::check_aliases() {
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
     const rlx_node_desc& n = nodes_[i].desc;
-    if (n.op != RLX_OP_RESHAPE && n.op != RLX_OP_SLICE) continue;
+    if (n.op != RLX_OP_RESHAPE && n.op != RLX_OP_SLICE && n.op != RLX_OP_KV_STORE) continue;
     const rlx_tensor_desc& out = tensors_[n.output];
     const rlx_tensor_desc& in = tensors_[n.inputs[0]];
     uint64_t offset = in.offset;
@@ -336,7 +403,9 @@ void Program::bind(const std::vector<Bound>& slots) {
   auto elem_offset = [&](uint32_t tensor) -> uint32_t {
     Bound b = where(tensor, slots);
     const uint64_t end = b.offset + tensors_[tensor].nbytes;
-    if (end / 4 > UINT32_MAX)
+    const uint32_t dt = tensors_[tensor].dtype;
+    const uint64_t size = dt == RLX_F16 || dt == RLX_BF16 ? 2 : 4;  // 16-bit: half indices
+    if (end / size > UINT32_MAX)
       fail(RLX_ERR_UNSUPPORTED, "tensor ", tensor, " ends at byte ", end,
            " of its buffer: past what 32-bit shader indices reach");
     return static_cast<uint32_t>(b.offset / 4);
@@ -350,10 +419,12 @@ void Program::bind(const std::vector<Bound>& slots) {
     if (!n.kernel) continue;
     for (uint32_t k = 0; k < 3; ++k)
       n.dispatch.push.o_in[k] = k < n.desc.n_inputs ? elem_offset(n.desc.inputs[k]) : 0;
+    n.dispatch.push.o_in3 = n.desc.n_inputs > 3 ? elem_offset(n.desc.inputs[3]) : 0;
     n.dispatch.push.o_out = elem_offset(n.desc.output);
     for (uint32_t bnd = 0; bnd < kBindings; ++bnd) {
       VkBuffer buf = arena_->vk();  // unused inputs: any valid buffer
       if (bnd < 3 && bnd < n.desc.n_inputs) buf = where(n.desc.inputs[bnd], slots).buf;
+      if (bnd == kIn3Binding && n.desc.n_inputs > 3) buf = where(n.desc.inputs[3], slots).buf;
       if (bnd == kOutBinding) buf = where(n.desc.output, slots).buf;
       if (bnd == kErrBinding) buf = err_->vk();
       infos.push_back({buf, 0, VK_WHOLE_SIZE});
@@ -481,6 +552,10 @@ void Program::run(const rlx_binding* bindings, uint32_t n_bindings) {
   if (e[0] != 0) {
     const uint32_t i = e[0] - 1;
     const rlx_node_desc& n = nodes_[i < nodes_.size() ? i : 0].desc;
+    if (n.op == RLX_OP_KV_STORE)
+      fail(RLX_ERR_INVALID, "node ", i, " (", n.op_name, "): position ",
+           static_cast<int32_t>(e[1]), " outside the cache's [0, ", tensors_[n.inputs[0]].shape[0],
+           ") rows; the cache is unchanged");
     fail(RLX_ERR_INVALID, "node ", i, " (", n.op_name, "): id ", static_cast<int32_t>(e[1]),
          " is outside the table's [0, ", tensors_[n.inputs[0]].shape[0], ") rows");
   }

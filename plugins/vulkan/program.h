@@ -26,8 +26,9 @@ namespace rlx::vk {
 class Buffer;
 class Device;
 
-// Why node `node` of `g` cannot run on this backend ("" if it can).
-std::string node_problem(const rlx_graph_desc& g, uint32_t node);
+// Why node `node` of `g` cannot run on this backend ("" if it can). `f64`: the device has
+// shaderFloat64 (rope needs it).
+std::string node_problem(const rlx_graph_desc& g, uint32_t node, bool f64 = true);
 
 class Program {
  public:

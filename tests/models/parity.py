@@ -2,11 +2,12 @@
 """Logit parity of `rlx run` against the float64 numpy reference (scripts/reference.py).
 
   parity.py --rlx PATH/TO/rlx --work DIR [--quick] [--only SUBSTRING] [--timeout S]
+            [--device DEV]
 
 Writes tiny synthetic models into DIR/models (scripts/make_test_model.py; both families:
 llama32 and qwen3; GGUF in every supported dtype, safetensors in f32 and bf16), runs
 
-  rlx run --weights M --device cpu --prompt-ids IDS --max-tokens N --logits-out F --seed 0 --temperature 0
+  rlx run --weights M --device DEV --prompt-ids IDS --max-tokens N --logits-out F --seed 0 --temperature 0
 
 and checks, one line per check:
   <model> logits     rel-RMS(rlx, reference) of the last prompt position's logits, where the
@@ -92,8 +93,8 @@ def greedy_matches(got, want, eos):
     return False, ""
 
 
-def run_rlx(rlx, model, out, timeout, extra):
-    cmd = [rlx, "run", "--weights", model, "--device", "cpu", "--prompt-ids", ",".join(map(str, PROMPT)),
+def run_rlx(rlx, model, out, timeout, extra, device="cpu"):
+    cmd = [rlx, "run", "--weights", model, "--device", device, "--prompt-ids", ",".join(map(str, PROMPT)),
            "--max-tokens", str(N_GEN), "--logits-out", out, "--seed", "0", "--temperature", "0"] + extra
     if os.path.exists(out):
         os.unlink(out)
@@ -120,6 +121,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help=f"GGUF {', '.join(QUICK_GGUF)}; safetensors f32")
     ap.add_argument("--only", default="", help="run only models whose name contains this")
     ap.add_argument("--timeout", type=float, default=120, help="seconds per rlx run")
+    ap.add_argument("--device", default="cpu", help="the device rlx runs on (default cpu), e.g. vulkan")
     ap.add_argument("--rlx-arg", action="append", default=[],
                     help="extra argument for every rlx run (repeatable), e.g. --rlx-arg=--packed")
     args = ap.parse_args()
@@ -151,7 +153,7 @@ def main():
             ref_last = ref_logits[-1]
 
             got, ids, info = run_rlx(rlx, path, os.path.join(odir, name + ".f32"), args.timeout,
-                                     args.rlx_arg)
+                                     args.rlx_arg, args.device)
             if got is None:
                 report(f"{name} run", False, info)
                 continue

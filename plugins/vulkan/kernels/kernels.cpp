@@ -6,6 +6,14 @@
 #include "spv_embed.h"
 #include "spv_matmul.h"
 #include "spv_norm.h"
+#include "spv_rope.h"
+#include "spv_attention.h"
+#include "spv_kv_store.h"
+#include "spv_argmax.h"
+#include "spv_matmul16.h"
+#include "spv_embed16.h"
+#include <cmath>
+#include <cstring>
 
 namespace rlx::vk {
 namespace {
@@ -34,6 +42,12 @@ const char* kernel_name(Kernel k) {
     case kNorm: return "norm";
     case kMatmul: return "matmul";
     case kEmbed: return "embed";
+    case kRope: return "rope";
+    case kAttention: return "attention";
+    case kKvStore: return "kv_store";
+    case kArgmax: return "argmax";
+    case kMatmul16: return "matmul16";
+    case kEmbed16: return "embed16";
     default: return "?";
   }
 }
@@ -44,6 +58,12 @@ const uint32_t* kernel_spirv(Kernel k, size_t* n_bytes) {
     case kNorm: *n_bytes = sizeof kSpv_norm; return kSpv_norm;
     case kMatmul: *n_bytes = sizeof kSpv_matmul; return kSpv_matmul;
     case kEmbed: *n_bytes = sizeof kSpv_embed; return kSpv_embed;
+    case kRope: *n_bytes = sizeof kSpv_rope; return kSpv_rope;
+    case kAttention: *n_bytes = sizeof kSpv_attention; return kSpv_attention;
+    case kKvStore: *n_bytes = sizeof kSpv_kv_store; return kSpv_kv_store;
+    case kArgmax: *n_bytes = sizeof kSpv_argmax; return kSpv_argmax;
+    case kMatmul16: *n_bytes = sizeof kSpv_matmul16; return kSpv_matmul16;
+    case kEmbed16: *n_bytes = sizeof kSpv_embed16; return kSpv_embed16;
     default: *n_bytes = 0; return nullptr;
   }
 }
@@ -83,7 +103,8 @@ bool plan_dispatch(const rlx_node_desc& n, const rlx_tensor_desc* tensors, Dispa
     }
     case RLX_OP_MATMUL: {
       const rlx_tensor_desc& w = tensors[n.inputs[1]];
-      d.kernel = kMatmul;
+      d.kernel = w.dtype == RLX_F32 ? kMatmul : kMatmul16;
+      p.mode = w.dtype == RLX_BF16 ? 1 : 0;
       p.cols = static_cast<uint32_t>(w.shape[0]);
       p.k = static_cast<uint32_t>(w.shape[1]);
       p.n = p.cols ? static_cast<uint32_t>(ne / p.cols) : 0;
@@ -93,13 +114,66 @@ bool plan_dispatch(const rlx_node_desc& n, const rlx_tensor_desc* tensors, Dispa
       return true;
     }
     case RLX_OP_EMBED: {
-      d.kernel = kEmbed;
+      d.kernel = a.dtype == RLX_F32 ? kEmbed : kEmbed16;
+      p.mode = a.dtype == RLX_BF16 ? 1 : 0;
       p.nb = static_cast<uint32_t>(a.shape[0]);
       p.cols = static_cast<uint32_t>(a.shape[1]);
       p.n = static_cast<uint32_t>(numel(tensors[n.inputs[1]]));
       d.groups_x = groups(ne, 256);
       return true;
     }
+    case RLX_OP_ROPE: {
+      d.kernel = kRope;
+      const uint32_t s = static_cast<uint32_t>(a.shape[0]), h = static_cast<uint32_t>(a.shape[1]),
+                     dd = static_cast<uint32_t>(a.shape[2]);
+      const uint32_t r = n.iattr[1] == 0 ? dd : static_cast<uint32_t>(n.iattr[1]);
+      p.n = s;
+      p.nb = h;
+      p.cols = dd;
+      p.k = r;
+      p.mode = static_cast<uint32_t>(n.iattr[0]) | (n.n_inputs == 3 ? 2u : 0u);
+      // theta^(-2/r) in double, as the cpu backend computes its frequencies; the shader raises
+      // it to the i-th power. Its 64 bits travel in f0 and u0.
+      const double step = r ? std::pow(static_cast<double>(n.fattr[0]), -2.0 / r) : 1.0;
+      uint32_t w[2];
+      std::memcpy(w, &step, sizeof w);
+      std::memcpy(&p.f0, &w[0], 4);
+      p.u0 = w[1];
+      const uint64_t items = uint64_t{s} * h * (r / 2 + (dd - r));
+      d.groups_x = groups(items, 256);
+      return true;
+    }
+    case RLX_OP_ATTENTION: {
+      const rlx_tensor_desc& k = tensors[n.inputs[1]];
+      d.kernel = kAttention;
+      p.n = static_cast<uint32_t>(a.shape[0]);
+      p.nb = static_cast<uint32_t>(a.shape[1]);
+      p.cols = static_cast<uint32_t>(a.shape[2]);
+      p.k = static_cast<uint32_t>(k.shape[0]);
+      p.u1 = static_cast<uint32_t>(k.shape[1]);
+      p.u2 = n.iattr[2] == 0 ? p.k : static_cast<uint32_t>(n.iattr[2]);
+      p.u3 = static_cast<uint32_t>(n.iattr[1]);
+      p.mode = n.n_inputs == 4 ? 2u : (n.iattr[0] == 1 ? 1u : 0u);
+      p.f0 = n.fattr[0];
+      d.groups_x = groups(uint64_t{p.n} * p.nb, 1);
+      return true;
+    }
+    case RLX_OP_KV_STORE: {
+      const rlx_tensor_desc& x = tensors[n.inputs[1]];
+      d.kernel = kKvStore;
+      p.n = static_cast<uint32_t>(x.shape[0]);
+      p.nb = static_cast<uint32_t>(a.shape[0]);
+      p.cols = static_cast<uint32_t>(a.shape[1] * a.shape[2]);
+      // s workgroups, each rescans all s positions; cap the groups so the scans stay cheap.
+      d.groups_x = groups(std::min<uint64_t>(p.n, 1024), 1);
+      return true;
+    }
+    case RLX_OP_ARGMAX:
+      d.kernel = kArgmax;
+      p.cols = static_cast<uint32_t>(last_dim(a));
+      p.n = static_cast<uint32_t>(ne);
+      d.groups_x = groups(p.n, 1);
+      return true;
     default: return false;  // views: the output already is input 0's storage
   }
 }

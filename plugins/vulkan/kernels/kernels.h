@@ -9,16 +9,29 @@
 
 namespace rlx::vk {
 
-enum Kernel : uint32_t { kElementwise, kNorm, kMatmul, kEmbed, kKernelCount };
+enum Kernel : uint32_t {
+  kElementwise,
+  kNorm,
+  kMatmul,
+  kEmbed,
+  kRope,
+  kAttention,
+  kKvStore,
+  kArgmax,
+  kMatmul16,
+  kEmbed16,
+  kKernelCount
+};
 
 const char* kernel_name(Kernel k);
 // The embedded SPIR-V words of `k`.
 const uint32_t* kernel_spirv(Kernel k, size_t* n_bytes);
 
-// Descriptor bindings every kernel shares: inputs 0..2, the output, the error word.
-constexpr uint32_t kBindings = 5;
+// Descriptor bindings every kernel shares: inputs 0..2, the output, the error word, input 3.
+constexpr uint32_t kBindings = 6;
 constexpr uint32_t kOutBinding = 3;
 constexpr uint32_t kErrBinding = 4;
+constexpr uint32_t kIn3Binding = 5;
 
 // Must match common.glsl's push-constant block.
 struct Push {
@@ -26,9 +39,11 @@ struct Push {
   uint32_t o_out;
   uint32_t n, nb, cols, k, mode, node;
   float f0;
-  uint32_t pad;
+  uint32_t u0;
+  uint32_t o_in3;
+  uint32_t u1, u2, u3;
 };
-static_assert(sizeof(Push) == 48);
+static_assert(sizeof(Push) == 64);
 
 // One node as a dispatch: the kernel, the push constants (offsets filled in by the program) and
 // the workgroup counts. groups_x == 0 means there is nothing to compute.
