@@ -6,6 +6,7 @@
 #include "buffer.h"
 #include "device.h"
 #include "error.h"
+#include "rlx/quant.h"
 
 namespace rlx::vk {
 
@@ -119,9 +120,18 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index, bool f64) {
     int64_t ne = numel(t);
     if (ne < 0) return cat(role, " has a malformed shape (ndim ", t.ndim, ")");
     if (dt == RLX_F16) {
+      if (quant_mode(t.dtype) >= 0) {  // GGUF blocks along the last dim, read in place
+        const int64_t be = quant::block_elems(static_cast<rlx_dtype>(t.dtype));
+        const int64_t rb = quant::row_bytes(static_cast<rlx_dtype>(t.dtype), last_dim(t));
+        if (t.ndim == 0 || rb < 0)
+          return cat(role, " ", describe(t), ": the last dim must be a multiple of ", be);
+        if (t.nbytes != static_cast<uint64_t>(rows(t) * rb))
+          return cat(role, " ", describe(t), " has nbytes ", t.nbytes, ", expected ", rows(t) * rb);
+        if (ne >= kMaxElems) return cat(role, " ", describe(t), " has 2^31 or more elements");
+        return std::string();
+      }
       if (t.dtype != RLX_F32 && t.dtype != RLX_F16 && t.dtype != RLX_BF16)
-        return cat(role, " is ", describe(t),
-                   ", expected f32, f16 or bf16 (the vulkan backend has no quantized kernels yet)");
+        return cat(role, " is ", describe(t), ", expected f32, f16, bf16 or a GGUF block type");
       dt = t.dtype;
     } else if (t.dtype != dt) {
       return cat(role, " is ", describe(t), ", expected ", dtype_name(dt));
@@ -404,11 +414,12 @@ void Program::bind(const std::vector<Bound>& slots) {
     Bound b = where(tensor, slots);
     const uint64_t end = b.offset + tensors_[tensor].nbytes;
     const uint32_t dt = tensors_[tensor].dtype;
-    const uint64_t size = dt == RLX_F16 || dt == RLX_BF16 ? 2 : 4;  // 16-bit: half indices
+    const bool blocks = quant_mode(dt) >= 0;  // GGUF blocks: byte offsets and byte indices
+    const uint64_t size = blocks ? 1 : dt == RLX_F16 || dt == RLX_BF16 ? 2 : 4;  // 16-bit: halves
     if (end / size > UINT32_MAX)
       fail(RLX_ERR_UNSUPPORTED, "tensor ", tensor, " ends at byte ", end,
            " of its buffer: past what 32-bit shader indices reach");
-    return static_cast<uint32_t>(b.offset / 4);
+    return static_cast<uint32_t>(blocks ? b.offset : b.offset / 4);
   };
   // Descriptor sets: every binding is a whole buffer; offsets go in the push constants.
   std::vector<VkDescriptorBufferInfo> infos;

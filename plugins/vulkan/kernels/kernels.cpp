@@ -12,6 +12,8 @@
 #include "spv_argmax.h"
 #include "spv_matmul16.h"
 #include "spv_embed16.h"
+#include "spv_matmulq.h"
+#include "spv_embedq.h"
 #include <cmath>
 #include <cstring>
 
@@ -48,6 +50,8 @@ const char* kernel_name(Kernel k) {
     case kArgmax: return "argmax";
     case kMatmul16: return "matmul16";
     case kEmbed16: return "embed16";
+    case kMatmulQ: return "matmulq";
+    case kEmbedQ: return "embedq";
     default: return "?";
   }
 }
@@ -64,7 +68,26 @@ const uint32_t* kernel_spirv(Kernel k, size_t* n_bytes) {
     case kArgmax: *n_bytes = sizeof kSpv_argmax; return kSpv_argmax;
     case kMatmul16: *n_bytes = sizeof kSpv_matmul16; return kSpv_matmul16;
     case kEmbed16: *n_bytes = sizeof kSpv_embed16; return kSpv_embed16;
+    case kMatmulQ: *n_bytes = sizeof kSpv_matmulq; return kSpv_matmulq;
+    case kEmbedQ: *n_bytes = sizeof kSpv_embedq; return kSpv_embedq;
     default: *n_bytes = 0; return nullptr;
+  }
+}
+
+int quant_mode(uint32_t dtype) {
+  switch (dtype) {
+    case RLX_Q4_0: return 0;
+    case RLX_Q4_1: return 1;
+    case RLX_Q5_0: return 2;
+    case RLX_Q5_1: return 3;
+    case RLX_Q8_0: return 4;
+    case RLX_Q2_K: return 5;
+    case RLX_Q3_K: return 6;
+    case RLX_Q4_K: return 7;
+    case RLX_Q5_K: return 8;
+    case RLX_Q6_K: return 9;
+    case RLX_Q8_K: return 10;
+    default: return -1;
   }
 }
 
@@ -103,8 +126,9 @@ bool plan_dispatch(const rlx_node_desc& n, const rlx_tensor_desc* tensors, Dispa
     }
     case RLX_OP_MATMUL: {
       const rlx_tensor_desc& w = tensors[n.inputs[1]];
-      d.kernel = w.dtype == RLX_F32 ? kMatmul : kMatmul16;
-      p.mode = w.dtype == RLX_BF16 ? 1 : 0;
+      const int qm = quant_mode(w.dtype);
+      d.kernel = w.dtype == RLX_F32 ? kMatmul : qm >= 0 ? kMatmulQ : kMatmul16;
+      p.mode = qm >= 0 ? static_cast<uint32_t>(qm) : w.dtype == RLX_BF16 ? 1 : 0;
       p.cols = static_cast<uint32_t>(w.shape[0]);
       p.k = static_cast<uint32_t>(w.shape[1]);
       p.n = p.cols ? static_cast<uint32_t>(ne / p.cols) : 0;
@@ -114,8 +138,9 @@ bool plan_dispatch(const rlx_node_desc& n, const rlx_tensor_desc* tensors, Dispa
       return true;
     }
     case RLX_OP_EMBED: {
-      d.kernel = a.dtype == RLX_F32 ? kEmbed : kEmbed16;
-      p.mode = a.dtype == RLX_BF16 ? 1 : 0;
+      const int qm = quant_mode(a.dtype);
+      d.kernel = a.dtype == RLX_F32 ? kEmbed : qm >= 0 ? kEmbedQ : kEmbed16;
+      p.mode = qm >= 0 ? static_cast<uint32_t>(qm) : a.dtype == RLX_BF16 ? 1 : 0;
       p.nb = static_cast<uint32_t>(a.shape[0]);
       p.cols = static_cast<uint32_t>(a.shape[1]);
       p.n = static_cast<uint32_t>(numel(tensors[n.inputs[1]]));

@@ -20,6 +20,8 @@ enum Kernel : uint32_t {
   kArgmax,
   kMatmul16,
   kEmbed16,
+  kMatmulQ,
+  kEmbedQ,
   kKernelCount
 };
 
@@ -55,6 +57,9 @@ struct Dispatch {
 
 // Fills `d` for a node that node_problem() accepted. Returns false for an op with no kernel
 // (the views: reshape, slice).
+// The shader's `mode` for a GGUF block type (quant.glsl), or -1 for one with no kernel.
+int quant_mode(uint32_t dtype);
+
 bool plan_dispatch(const rlx_node_desc& n, const rlx_tensor_desc* tensors, Dispatch& d);
 
 }  // namespace rlx::vk
