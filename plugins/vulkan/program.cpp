@@ -564,8 +564,8 @@ void Program::run(const rlx_binding* bindings, uint32_t n_bindings) {
     const uint32_t i = e[0] - 1;
     const rlx_node_desc& n = nodes_[i < nodes_.size() ? i : 0].desc;
     if (n.op == RLX_OP_KV_STORE)
-      fail(RLX_ERR_INVALID, "node ", i, " (", n.op_name, "): position ",
-           static_cast<int32_t>(e[1]), " outside the cache's [0, ", tensors_[n.inputs[0]].shape[0],
+      fail(RLX_ERR_INVALID, "node ", i, " (", n.op_name, "): position ", static_cast<int32_t>(e[1]),
+           " outside the cache's [0, ", tensors_[n.inputs[0]].shape[0],
            ") rows; the cache is unchanged");
     fail(RLX_ERR_INVALID, "node ", i, " (", n.op_name, "): id ", static_cast<int32_t>(e[1]),
          " is outside the table's [0, ", tensors_[n.inputs[0]].shape[0], ") rows");

@@ -2,20 +2,20 @@
 
 #include <algorithm>
 
-#include "spv_elementwise.h"
-#include "spv_embed.h"
-#include "spv_matmul.h"
-#include "spv_norm.h"
-#include "spv_rope.h"
-#include "spv_attention.h"
-#include "spv_kv_store.h"
-#include "spv_argmax.h"
-#include "spv_matmul16.h"
-#include "spv_embed16.h"
-#include "spv_matmulq.h"
-#include "spv_embedq.h"
 #include <cmath>
 #include <cstring>
+#include "spv_argmax.h"
+#include "spv_attention.h"
+#include "spv_elementwise.h"
+#include "spv_embed.h"
+#include "spv_embed16.h"
+#include "spv_embedq.h"
+#include "spv_kv_store.h"
+#include "spv_matmul.h"
+#include "spv_matmul16.h"
+#include "spv_matmulq.h"
+#include "spv_norm.h"
+#include "spv_rope.h"
 
 namespace rlx::vk {
 namespace {
