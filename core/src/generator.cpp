@@ -327,9 +327,12 @@ std::span<float> Generator::run_host_head(int32_t id, int64_t past) {
   kv_download(past, past + 1);
   hidden_.resize(static_cast<size_t>(model_.config().dim));
   body.out.read(0, hidden_.data(), hidden_.size() * 4);  // only the hidden row crosses over
-  if (!head_)
+  if (!head_) {
     head_ =
         compile(*head_device_, head_weights_ ? *head_weights_ : weights_, 1, 0, RLX_LOGITS_HEAD);
+    log().info("host-greedy: the lm_head runs on {} after {}'s hidden row", head_device_->backend(),
+               dev_->backend());
+  }
   head_->hidden_in.write(0, hidden_.data(), hidden_.size() * 4);
   head_->prog.run(head_->binds);
   head_->out.read(0, logits_.data(), logits_.size() * 4);
