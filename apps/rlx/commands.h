@@ -17,5 +17,6 @@ int cmd_devices(int argc, char** argv);
 int cmd_check(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_run(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
 
 }  // namespace rlx::cli

@@ -19,6 +19,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"devices", "list plugins, devices and rejected plugin files", rlx::cli::cmd_devices},
     {"run", "generate tokens from a model (.gguf file or HF directory)", rlx::cli::cmd_run},
+    {"bench", "prompt and generation speed, llama-bench compatible JSON", rlx::cli::cmd_bench},
     {"check", "run one transformer block on a device and compare with cpu", rlx::cli::cmd_check},
     {"info", "show a weight file's format, metadata and tensors", rlx::cli::cmd_info},
 };
