@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -58,6 +60,39 @@ std::string cat(const A&... parts) {
 template <class... A>
 [[noreturn]] void fail(rlx_status status, const A&... parts) {
   throw Error(status, cat(parts...));
+}
+
+// Copies `msg` into the caller's buffer as one NUL-terminated line, truncating to fit.
+// Tolerates err.msg == NULL and err.cap == 0 (the caller does not want the message).
+inline void set_err(rlx_err err, const char* msg) noexcept {
+  if (!err.msg || err.cap == 0) return;
+  size_t n = msg ? std::strlen(msg) : 0;
+  if (n > err.cap - 1) n = err.cap - 1;
+  for (size_t i = 0; i < n; ++i) err.msg[i] = (msg[i] == '\n' || msg[i] == '\r') ? ' ' : msg[i];
+  err.msg[n] = '\0';
+}
+
+// Runs `fn`; maps what it throws to a status and a message. The boundary every ABI call of a
+// plugin goes through; `who` names the plugin in the message for an unknown exception.
+template <class F>
+rlx_status guard(rlx_err err, const char* who, F&& fn) noexcept {
+  try {
+    set_err(err, "");
+    fn();
+    return RLX_OK;
+  } catch (const Error& e) {
+    set_err(err, e.what());
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    set_err(err, "out of host memory");
+    return RLX_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_err(err, e.what());
+    return RLX_ERR_INTERNAL;
+  } catch (...) {
+    set_err(err, cat("unknown C++ exception in the ", who, " backend").c_str());
+    return RLX_ERR_INTERNAL;
+  }
 }
 
 }  // namespace rlx::plugin

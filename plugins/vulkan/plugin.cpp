@@ -34,36 +34,12 @@ void host_log(int level, const A&... parts) noexcept {
   }
 }
 
-// Copies `msg` into the caller's buffer as one NUL-terminated line, truncating to fit.
-// Tolerates err.msg == NULL and err.cap == 0 (the caller does not want the message).
-void set_err(rlx_err err, const char* msg) noexcept {
-  if (!err.msg || err.cap == 0) return;
-  size_t n = msg ? std::strlen(msg) : 0;
-  if (n > err.cap - 1) n = err.cap - 1;
-  for (size_t i = 0; i < n; ++i) err.msg[i] = (msg[i] == '\n' || msg[i] == '\r') ? ' ' : msg[i];
-  err.msg[n] = '\0';
-}
+using rlx::plugin::set_err;
 
-// Runs `fn`; maps what it throws to a status and a message. The boundary every call goes through.
+// The ABI boundary every call goes through (plugins/common/plugin_error.h).
 template <class F>
 rlx_status guard(rlx_err err, F&& fn) noexcept {
-  try {
-    set_err(err, "");
-    fn();
-    return RLX_OK;
-  } catch (const Error& e) {
-    set_err(err, e.what());
-    return e.status();
-  } catch (const std::bad_alloc&) {
-    set_err(err, "out of host memory");
-    return RLX_ERR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    set_err(err, e.what());
-    return RLX_ERR_INTERNAL;
-  } catch (...) {
-    set_err(err, "unknown C++ exception in the vulkan backend");
-    return RLX_ERR_INTERNAL;
-  }
+  return rlx::plugin::guard(err, "vulkan", std::forward<F>(fn));
 }
 
 // ---- the backend table ----------------------------------------------------------------------
