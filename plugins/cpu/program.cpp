@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "../common/graph_desc.h"
 #include "buffer.h"
 #include "device.h"
 #include "error.h"
@@ -27,29 +28,9 @@ constexpr OpInfo kOps[] = {
 };
 static_assert(sizeof kOps / sizeof kOps[0] == RLX_OP_BUILTIN_COUNT);
 
-// ---- tensor helpers ---------------------------------------------------------------------
+// ---- tensor helpers (numel, rows, describe, ...: plugins/common/graph_desc.h) ----------
 
-const char* dtype_name(uint32_t dt) {
-  switch (dt) {
-    case RLX_F32: return "f32";
-    case RLX_F16: return "f16";
-    case RLX_BF16: return "bf16";
-    case RLX_I32: return "i32";
-    case RLX_I8: return "i8";
-    case RLX_Q4_0: return "q4_0";
-    case RLX_Q4_1: return "q4_1";
-    case RLX_Q5_0: return "q5_0";
-    case RLX_Q5_1: return "q5_1";
-    case RLX_Q8_0: return "q8_0";
-    case RLX_Q2_K: return "q2_k";
-    case RLX_Q3_K: return "q3_k";
-    case RLX_Q4_K: return "q4_k";
-    case RLX_Q5_K: return "q5_k";
-    case RLX_Q6_K: return "q6_k";
-    case RLX_Q8_K: return "q8_k";
-    default: return "unknown-dtype";
-  }
-}
+using namespace plugin;
 
 // Alignment the kernels need for a tensor's address: they load f32 / i32 directly and read
 // f16, bf16 and blocks through memcpy.
@@ -59,49 +40,6 @@ uint64_t elem_align(uint32_t dt) {
 
 // A dtype MATMUL's weight and EMBED's table may have: f32, f16, bf16 or a GGUF block type.
 bool is_weight_dtype(uint32_t dt) { return quant::block_elems(static_cast<rlx_dtype>(dt)) > 0; }
-
-// Element count, or -1 for a malformed shape (ndim > 4, negative dim, overflow).
-int64_t numel(const rlx_tensor_desc& t) {
-  if (t.ndim > RLX_MAX_DIMS) return -1;
-  int64_t n = 1;
-  for (uint32_t i = 0; i < t.ndim; ++i) {
-    if (t.shape[i] < 0 || __builtin_mul_overflow(n, t.shape[i], &n)) return -1;
-  }
-  return n;
-}
-
-int64_t last_dim(const rlx_tensor_desc& t) { return t.ndim == 0 ? 1 : t.shape[t.ndim - 1]; }
-
-// Product of all dims but the last.
-int64_t rows(const rlx_tensor_desc& t) {
-  int64_t r = 1;
-  for (uint32_t i = 0; i + 1 < t.ndim; ++i) r *= t.shape[i];
-  return r;
-}
-
-bool same_shape(const rlx_tensor_desc& a, const rlx_tensor_desc& b) {
-  if (a.ndim != b.ndim) return false;
-  for (uint32_t i = 0; i < a.ndim; ++i)
-    if (a.shape[i] != b.shape[i]) return false;
-  return true;
-}
-
-std::string describe(const rlx_tensor_desc& t) {
-  std::string s = cat(dtype_name(t.dtype), "[");
-  for (uint32_t i = 0; i < t.ndim && i < RLX_MAX_DIMS; ++i) s += cat(i ? ", " : "", t.shape[i]);
-  return s + "]";
-}
-
-// ADD / MUL broadcast: b equals a's trailing dims, ignoring b's leading 1s.
-bool trailing_dims_match(const rlx_tensor_desc& a, const rlx_tensor_desc& b) {
-  uint32_t skip = 0;
-  while (skip < b.ndim && b.shape[skip] == 1 && b.ndim - skip > a.ndim) ++skip;
-  uint32_t nb = b.ndim - skip;
-  if (nb > a.ndim) return false;
-  for (uint32_t i = 0; i < nb; ++i)
-    if (b.shape[skip + i] != a.shape[a.ndim - nb + i]) return false;
-  return true;
-}
 
 }  // namespace
 

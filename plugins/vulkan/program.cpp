@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../common/graph_desc.h"
 #include "buffer.h"
 #include "device.h"
 #include "error.h"
@@ -23,54 +24,11 @@ constexpr OpInfo kOps[] = {
 };
 static_assert(sizeof kOps / sizeof kOps[0] == RLX_OP_BUILTIN_COUNT);
 
-const char* dtype_name(uint32_t dt) {
-  switch (dt) {
-    case RLX_F32: return "f32";
-    case RLX_F16: return "f16";
-    case RLX_BF16: return "bf16";
-    case RLX_I32: return "i32";
-    case RLX_I8: return "i8";
-    default: return dt >= RLX_Q4_0 && dt <= RLX_Q8_K ? "a GGUF block type" : "unknown-dtype";
-  }
-}
-
-// Element count, or -1 for a malformed shape.
-int64_t numel(const rlx_tensor_desc& t) {
-  if (t.ndim > RLX_MAX_DIMS) return -1;
-  int64_t n = 1;
-  for (uint32_t i = 0; i < t.ndim; ++i)
-    if (t.shape[i] < 0 || __builtin_mul_overflow(n, t.shape[i], &n)) return -1;
-  return n;
-}
-int64_t last_dim(const rlx_tensor_desc& t) { return t.ndim == 0 ? 1 : t.shape[t.ndim - 1]; }
-int64_t rows(const rlx_tensor_desc& t) {
-  int64_t r = 1;
-  for (uint32_t i = 0; i + 1 < t.ndim; ++i) r *= t.shape[i];
-  return r;
-}
-bool same_shape(const rlx_tensor_desc& a, const rlx_tensor_desc& b) {
-  if (a.ndim != b.ndim) return false;
-  for (uint32_t i = 0; i < a.ndim; ++i)
-    if (a.shape[i] != b.shape[i]) return false;
-  return true;
-}
-std::string describe(const rlx_tensor_desc& t) {
-  std::string s = cat(dtype_name(t.dtype), "[");
-  for (uint32_t i = 0; i < t.ndim && i < RLX_MAX_DIMS; ++i) s += cat(i ? ", " : "", t.shape[i]);
-  return s + "]";
-}
-bool trailing_dims_match(const rlx_tensor_desc& a, const rlx_tensor_desc& b) {
-  uint32_t skip = 0;
-  while (skip < b.ndim && b.shape[skip] == 1 && b.ndim - skip > a.ndim) ++skip;
-  uint32_t nb = b.ndim - skip;
-  if (nb > a.ndim) return false;
-  for (uint32_t i = 0; i < nb; ++i)
-    if (b.shape[skip + i] != a.shape[a.ndim - nb + i]) return false;
-  return true;
-}
-
 // Shaders index with 32-bit uints.
 constexpr int64_t kMaxElems = int64_t{1} << 31;
+
+// numel, rows, describe, ...: plugins/common/graph_desc.h
+using namespace plugin;
 
 }  // namespace
 
