@@ -72,6 +72,7 @@ int cmd_bench(int argc, char** argv) {
   auto dev = host.open_device_spec(r["device"].as<std::string>(), threads);
   GeneratorOptions gopts;
   gopts.max_seq = std::max<int64_t>({pp, tg, 1});
+  gopts.host_device = host.host_device_for(*dev, threads);
   Generator gen(dev, *model, gopts);
   const rlx_model_config& c = model->config();
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 
 #include "commands.h"
@@ -14,6 +15,7 @@
 #include "rlx/error.h"
 #include "rlx/graph.h"
 #include "rlx/log.h"
+#include "rlx/split_program.h"
 
 namespace rlx::cli {
 namespace {
@@ -65,15 +67,18 @@ struct Run {
   double ms = 0;
 };
 
-Run run_on(Device& dev, const PlannedGraph& p, std::mt19937& rng_seeded, int reps) {
+// Runs the block on `dev`; nodes it has no kernel for run on `host_dev` (when given).
+Run run_on(const std::shared_ptr<Device>& dev, const std::shared_ptr<Device>& host_dev,
+           const PlannedGraph& p, std::mt19937& rng_seeded, int reps) {
   std::mt19937 rng = rng_seeded;  // same inputs on every device
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<Buffer> bufs;
+  std::map<std::string, Buffer> host_weights;  // for the nodes that fall back to the host
   std::vector<rlx_binding> binds;
   uint32_t out_slot = p.graph.slot_named("y");
   for (uint32_t s = 0; s < p.graph.slots.size(); ++s) {
     const Tensor& t = p.graph.tensors[p.graph.slots[s]];
-    Buffer buf = dev.alloc(dtype_bytes(t.info.dtype, t.info.elems()));
+    Buffer buf = dev->alloc(dtype_bytes(t.info.dtype, t.info.elems()));
     if (t.info.dtype == RLX_I32) {
       std::vector<int32_t> ids(t.info.elems());
       for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
@@ -84,11 +89,18 @@ Run run_on(Device& dev, const PlannedGraph& p, std::mt19937& rng_seeded, int rep
       std::vector<float> vals(t.info.elems());
       for (float& f : vals) f = is_norm ? 1.0f + 0.5f * u(rng) : 0.2f * u(rng);
       buf.write(0, vals.data(), vals.size() * 4);
+      if (host_dev && t.kind == TensorKind::Weight)
+        host_weights.emplace(t.name, host_dev->alloc(vals.size() * 4))
+            .first->second.write(0, vals.data(), vals.size() * 4);
     }
     binds.push_back({buf.handle(), 0});
     bufs.push_back(std::move(buf));
   }
-  Program prog = dev.compile(p);
+  SplitProgram prog(p, dev, host_dev,
+                    [&](const std::string& name) -> const Buffer& { return host_weights.at(name); });
+  if (prog.fallback_nodes())
+    std::printf("%zu of %zu nodes run on %s (%zu segments)\n", prog.fallback_nodes(),
+                p.nodes.size(), host_dev->backend().c_str(), prog.segments());
   prog.run(binds);  // warm-up
   auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < reps; ++r) prog.run(binds);
@@ -142,18 +154,14 @@ int cmd_check(int argc, char** argv) {
 
   std::mt19937 rng(42);
   auto dev = host.open_device_spec(r["device"].as<std::string>(), threads);
-  for (uint32_t n = 0; n < plan.nodes.size(); ++n)
-    if (!dev->supports(plan, n))
-      fail("{} does not support node {} ({}); no fallback yet", dev->backend(), n,
-           plan.nodes[n].op_name);
-  Run got = run_on(*dev, plan, rng, reps);
+  auto cpu = host.host_device_for(*dev, threads);
+  Run got = run_on(dev, cpu, plan, rng, reps);
   std::printf("%s:%u: %.3f ms per block run (seq %lld)\n", dev->backend().c_str(), dev->index(),
               got.ms, static_cast<long long>(shape.seq));
   for (float f : got.y)
     if (!std::isfinite(f)) fail("{} produced a non-finite output", dev->backend());
-  if (dev->backend() != "cpu" && host.has_backend("cpu")) {
-    auto cpu = host.open_device("cpu", 0, threads);
-    Run ref = run_on(*cpu, plan, rng, 1);
+  if (cpu) {
+    Run ref = run_on(cpu, nullptr, plan, rng, 1);
     double num = 0, den = 0;
     for (size_t i = 0; i < ref.y.size(); ++i) {
       num += (got.y[i] - ref.y[i]) * double(got.y[i] - ref.y[i]);

@@ -148,9 +148,9 @@ int cmd_run(int argc, char** argv) {
 
   auto dev = host.open_device_spec(device, profile.threads.count);
   GeneratorOptions gopts = GeneratorOptions::from_profile(profile);
-  // Host-greedy on another device: only the hidden row comes back, the lm_head runs on cpu.
-  if (gopts.host_lm_head && dev->backend() != "cpu" && host.has_backend("cpu"))
-    gopts.host_device = host.open_device("cpu", 0, profile.threads.count);
+  // Host-greedy on another device: only the hidden row comes back, the lm_head runs on cpu
+  // (as does any op the device has no kernel for).
+  gopts.host_device = host.host_device_for(*dev, profile.threads.count);
   Generator gen(dev, *model, gopts);
   SampleOpts so = sample_opts(profile.sampling);
   if (profile.sampling.seed < 0) log().info("seed {}", so.seed);

@@ -8,6 +8,7 @@
 
 #include "rlx/error.h"
 #include "rlx/log.h"
+#include "rlx/split_program.h"
 
 namespace rlx {
 
@@ -18,7 +19,7 @@ struct Generator::Compiled {
   rlx_logits_mode mode = RLX_LOGITS_LAST;
   uint64_t resident_bytes = 0;  // arena + per-program buffers, for the memory budget
   PlannedGraph plan;
-  Program prog;
+  SplitProgram prog;  // one Program, unless the device lacks a kernel
   Buffer ids, pos, out;  // per-program inputs and output (logits, or the hidden row)
   Buffer hidden_in;      // RLX_LOGITS_HEAD programs: their input
   std::vector<rlx_binding> binds;
@@ -123,8 +124,6 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
     head_device_ = opts.host_device ? opts.host_device : dev_->backend() == "cpu" ? dev_ : nullptr;
     if (!head_device_)
       log().info("no host device given: the lm_head stays in the graph on {}", dev_->backend());
-    else if (head_device_ != dev_)
-      head_weights_ = std::make_unique<WeightStore>(head_device_, model);
   }
   logits_.resize(static_cast<size_t>(c.vocab_size));
   log().info("generator: {} cache rows, KV cache {:.1f} MiB on {}", capacity_,
@@ -133,19 +132,30 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
 
 Generator::~Generator() = default;
 
-std::unique_ptr<Generator::Compiled> Generator::compile(Device& dev, WeightStore& weights,
-                                                        int64_t seq, int64_t rows,
-                                                        rlx_logits_mode mode) {
+WeightStore& Generator::host_weights() {
+  if (opts_.host_device == dev_) return weights_;
+  if (!host_weights_) host_weights_ = std::make_unique<WeightStore>(opts_.host_device, model_);
+  return *host_weights_;
+}
+
+std::unique_ptr<Generator::Compiled> Generator::compile(const std::shared_ptr<Device>& dev_ptr,
+                                                        WeightStore& weights, int64_t seq,
+                                                        int64_t rows, rlx_logits_mode mode) {
+  Device& dev = *dev_ptr;
   auto c = std::make_unique<Compiled>();
   c->seq = seq;
   c->rows = rows;
   c->mode = mode;
   c->plan = model_.forward(seq, rows, mode);
-  for (uint32_t n = 0; n < c->plan.nodes.size(); ++n)
-    if (!dev.supports(c->plan, n))
-      fail("{} cannot run node {} ('{}', op {}); no fallback backend yet", dev.backend(), n,
-           c->plan.graph.nodes[n].name, c->plan.nodes[n].op_name);
-  c->prog = dev.compile(c->plan);
+  std::shared_ptr<Device> fallback = dev_ptr == opts_.host_device ? nullptr : opts_.host_device;
+  c->prog = SplitProgram(c->plan, dev_ptr, fallback,
+                         [this](const std::string& name) -> const Buffer& {
+                           return host_weights().get(name);
+                         });
+  if (c->prog.fallback_nodes())
+    log().info("{} forward (seq {}): {} of {} nodes run on {} in {} segments", model_.family(), seq,
+               c->prog.fallback_nodes(), c->plan.nodes.size(), fallback->backend(),
+               c->prog.segments());
   ++stats_.compiles;
 
   const Graph& g = c->plan.graph;
@@ -158,7 +168,7 @@ std::unique_ptr<Generator::Compiled> Generator::compile(Device& dev, WeightStore
     c->ids = dev.alloc(seq * 4);
     c->pos = dev.alloc(seq * 4);
   }
-  c->resident_bytes = c->plan.arena_bytes + 8 * seq + out_bytes;
+  c->resident_bytes = c->plan.arena_bytes + 8 * seq + out_bytes + c->prog.mirror_bytes();
   c->binds.resize(g.slots.size());
   for (size_t s = 0; s < g.slots.size(); ++s) {
     const Tensor& t = g.tensors[g.slots[s]];
@@ -192,7 +202,7 @@ Generator::Compiled& Generator::prefill_program(int64_t seq) {
       prefill_.splice(prefill_.begin(), prefill_, it);  // most recently used first
       return *prefill_.front();
     }
-  prefill_.push_front(compile(*dev_, weights_, seq, capacity_, RLX_LOGITS_LAST));
+  prefill_.push_front(compile(dev_, weights_, seq, capacity_, RLX_LOGITS_LAST));
   ++stats_.prefill_compiles;
   while (prefill_.size() > std::max<size_t>(opts_.prefill_capacity, 1)) prefill_.pop_back();
   return *prefill_.front();
@@ -216,7 +226,7 @@ Generator::Compiled& Generator::decode_program(int64_t past, rlx_logits_mode mod
       decode_.splice(decode_.begin(), decode_, it);
       return *decode_.front();
     }
-  auto c = compile(*dev_, weights_, 1, rows, mode);
+  auto c = compile(dev_, weights_, 1, rows, mode);
   ++stats_.decode_compiles;
   uint64_t bytes = opts_.bucket_resident_bytes ? opts_.bucket_resident_bytes : c->resident_bytes;
   make_room_for_decode(bytes, rows);
@@ -329,7 +339,8 @@ std::span<float> Generator::run_host_head(int32_t id, int64_t past) {
   body.out.read(0, hidden_.data(), hidden_.size() * 4);  // only the hidden row crosses over
   if (!head_) {
     head_ =
-        compile(*head_device_, head_weights_ ? *head_weights_ : weights_, 1, 0, RLX_LOGITS_HEAD);
+        compile(head_device_, head_device_ == dev_ ? weights_ : host_weights(), 1, 0,
+                RLX_LOGITS_HEAD);
     log().info("host-greedy: the lm_head runs on {} after {}'s hidden row", head_device_->backend(),
                dev_->backend());
   }

@@ -451,6 +451,11 @@ std::shared_ptr<Device> PluginHost::open_device(std::string_view name, uint32_t 
   return dev;
 }
 
+std::shared_ptr<Device> PluginHost::host_device_for(const Device& dev, uint32_t n_threads) {
+  if (dev.backend() == "cpu" || !has_backend("cpu")) return nullptr;
+  return open_device("cpu", 0, n_threads);
+}
+
 std::shared_ptr<Device> PluginHost::open_device_spec(std::string_view spec, uint32_t n_threads) {
   std::string_view name = spec;
   uint32_t index = 0;

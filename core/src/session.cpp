@@ -16,8 +16,9 @@ Session Session::open(PluginHost& host, const std::filesystem::path& weights,
   lookup.device = opts.device;
   s.profile = load_profile(lookup);
   s.device = host.open_device_spec(opts.device, s.profile.threads.count);
-  s.generator =
-      std::make_unique<Generator>(s.device, *s.model, GeneratorOptions::from_profile(s.profile));
+  GeneratorOptions gopts = GeneratorOptions::from_profile(s.profile);
+  gopts.host_device = host.host_device_for(*s.device, s.profile.threads.count);
+  s.generator = std::make_unique<Generator>(s.device, *s.model, gopts);
   s.sampling = sample_opts(s.profile.sampling);
   return s;
 }

@@ -4,6 +4,7 @@
 // no exception ever crosses the C boundary. Nothing here has a dynamic initializer; the Vulkan
 // instance is created on the first device_count() and destroyed by shutdown().
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -121,8 +122,24 @@ rlx_status vk_buffer_read(rlx_device* dev, rlx_buffer* buf, uint64_t offset, voi
   });
 }
 
+// RLX_VULKAN_DISABLE_OPS=rope,attention makes the backend refuse those ops, so that the host
+// runs them on the cpu: to test that fallback here, or to rule a suspect kernel out.
+bool disabled_by_env(const char* op) {
+  const char* list = std::getenv("RLX_VULKAN_DISABLE_OPS");
+  if (!list || !op) return false;
+  const std::string_view want(op);
+  for (std::string_view rest(list); !rest.empty();) {
+    const size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == want) return true;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return false;
+}
+
 bool vk_supports(rlx_device* dev, const rlx_graph_desc* graph, uint32_t node) {
   try {
+    if (graph && node < graph->n_nodes && disabled_by_env(graph->nodes[node].op_name))
+      return false;
     // Every kernel needs only Vulkan 1.2 core, except rope (shaderFloat64).
     return graph && node_problem(*graph, node, checked_device(dev).has_f64()).empty();
   } catch (...) {

@@ -41,8 +41,9 @@ struct GeneratorOptions {
   // Greedy decode stops the graph at the final hidden row and runs the lm_head on the host
   // device (below), where the logit adjustment and argmax happen. Off: lm_head in the graph.
   bool host_lm_head = true;
-  // The device for the host-side lm_head: nullptr = the generator's device when it is the cpu
-  // backend (otherwise the lm_head stays in the graph).
+  // The host (cpu) device: runs the host-side lm_head, and every node the generator's device
+  // has no kernel for (see SplitProgram). nullptr = the generator's device when it is the cpu
+  // backend; otherwise the lm_head stays in the graph and a missing kernel is an error.
   std::shared_ptr<Device> host_device;
   // Soft memory budget for kept decode Programs: when compiling one more would pass it, the
   // highest buckets are evicted first. 0 = soft_fraction of physical RAM.
@@ -155,8 +156,9 @@ class Generator {
 
  private:
   struct Compiled;
-  std::unique_ptr<Compiled> compile(Device& dev, WeightStore& weights, int64_t seq, int64_t rows,
-                                    rlx_logits_mode mode);
+  std::unique_ptr<Compiled> compile(const std::shared_ptr<Device>& dev, WeightStore& weights,
+                                    int64_t seq, int64_t rows, rlx_logits_mode mode);
+  WeightStore& host_weights();  // the model's weights on opts_.host_device
   Compiled& prefill_program(int64_t seq);
   Compiled& decode_program(int64_t past, rlx_logits_mode mode);
   // Runs the body for one token at `past`, then the lm_head on the host device.
@@ -177,7 +179,7 @@ class Generator {
   std::list<std::unique_ptr<Compiled>> decode_;   // most recently used first
   uint64_t fixed_bytes_ = 0;                      // KV cache: counted against the budget
   std::shared_ptr<Device> head_device_;           // host-side lm_head, when enabled
-  std::unique_ptr<WeightStore> head_weights_;     // its weights, when it is another device
+  std::unique_ptr<WeightStore> host_weights_;     // on opts_.host_device, when it is another one
   std::unique_ptr<Compiled> head_;                // hidden [1, dim] -> logits [1, vocab]
   std::vector<float> hidden_;
   std::vector<std::vector<float>> host_k_, host_v_;  // the cache when !resident_kv

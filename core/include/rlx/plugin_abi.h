@@ -250,7 +250,10 @@ typedef struct rlx_backend_api {
   rlx_status (*buffer_read)(rlx_device* dev, rlx_buffer* buf, uint64_t offset, void* dst,
                             uint64_t bytes, rlx_err err);
 
-  /* Can this backend run node `node` of `graph` (op, dtypes, shapes, attributes)? */
+  /* Can this backend run node `node` of `graph` (op, dtypes, shapes, attributes)? The host
+   * runs every node answered false on the cpu backend, with a warning per op kind, and compiles
+   * the rest into programs of their own (so a graph handed to program_compile holds only nodes
+   * answered true). */
   bool (*supports)(rlx_device* dev, const rlx_graph_desc* graph, uint32_t node);
   /* Compile a planned graph into a program that owns its arena. */
   rlx_status (*program_compile)(rlx_device* dev, const rlx_graph_desc* graph, rlx_program** out,

@@ -76,6 +76,9 @@ class PluginHost {
                                       uint32_t n_threads = 0);
   // Parses "cpu", "vulkan:1" and opens it.
   std::shared_ptr<Device> open_device_spec(std::string_view spec, uint32_t n_threads = 0);
+  // The cpu device that backs `dev` (host-side lm_head, ops `dev` lacks): nullptr when `dev`
+  // is the cpu itself or no cpu plugin is installed.
+  std::shared_ptr<Device> host_device_for(const Device& dev, uint32_t n_threads = 0);
 
   // The model plugin that claims a GGUF general.architecture (format "gguf") or an HF
   // model_type (format "safetensors"); throws listing the architectures that are supported.
