@@ -85,7 +85,10 @@ static_assert(std::is_trivially_destructible_v<std::mutex>);
 
 // ---- Device ---------------------------------------------------------------------------------
 
-Device::Device(int n_threads) : pool_(n_threads) {}
+Device::Device(int n_threads) : pool_(n_threads) {
+  const char* act = std::getenv("RLX_CPU_QUANT_ACT");
+  if (act && std::string_view(act) == "f32") q8_act_ = false;
+}
 
 Device::~Device() {
   // Programs and buffers hold no threads; drop them before the pool joins its workers.

@@ -30,6 +30,9 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   ThreadPool& pool() { return pool_; }
+  // Quantized matmuls quantize x to 8 bits and use integer dot products (kernels/qdot.cpp),
+  // as llama.cpp does; RLX_CPU_QUANT_ACT=f32 keeps x in f32 (exact, slower).
+  bool quantize_activations() const { return q8_act_; }
 
   Buffer* alloc_buffer(uint64_t bytes);
   Buffer* wrap_host(const void* host, uint64_t bytes);  // read-only, never freed here
@@ -43,6 +46,7 @@ class Device {
 
  private:
   ThreadPool pool_;
+  bool q8_act_ = true;
   mutable std::mutex mu_;  // guards the two maps
   std::unordered_map<const void*, std::unique_ptr<Buffer>> buffers_;
   std::unordered_map<const void*, std::unique_ptr<Program>> programs_;

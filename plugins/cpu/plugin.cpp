@@ -193,7 +193,14 @@ uint32_t cpu_score(void) {
   constexpr std::string_view variant = RLX_CPU_VARIANT;
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();  // cheap and idempotent; needed if we run before libgcc's constructor
-  if constexpr (variant == "avx512") {
+  if constexpr (variant == "avx512vnni") {
+    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512f") &&
+                   __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx2") &&
+                   __builtin_cpu_supports("fma")
+               ? 40
+               : 0;
+  } else if constexpr (variant == "avx512") {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                    __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")

@@ -1,6 +1,14 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define RLX_CPU_RELAX() _mm_pause()
+#else
+#define RLX_CPU_RELAX() std::this_thread::yield()
+#endif
 
 namespace rlx::cpu {
 
@@ -33,51 +41,42 @@ void ThreadPool::run(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
   std::lock_guard run_lk(run_mu_);
   // ~4 chunks per thread balances uneven rows without making the counter hot.
   int64_t chunks = std::min<int64_t>(n, int64_t{n_threads_} * 4);
-  int64_t chunk = std::max<int64_t>(std::max<int64_t>(grain, 1), (n + chunks - 1) / chunks);
+  fn_ = fn;
+  ctx_ = ctx;
+  n_ = n;
+  chunk_ = std::max<int64_t>(std::max<int64_t>(grain, 1), (n + chunks - 1) / chunks);
+  next_.store(0, std::memory_order_relaxed);
+  failed_.store(false, std::memory_order_relaxed);
+  busy_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  bool wake;
   {
+    // Under mu_, so that a worker about to sleep either sees the new generation or is woken.
     std::lock_guard lk(mu_);
-    fn_ = fn;
-    ctx_ = ctx;
-    n_ = n;
-    chunk_ = chunk;
-    next_ = 0;
-    error_ = nullptr;
-    busy_ = static_cast<int>(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
+    wake = sleeping_ > 0;
   }
-  wake_.notify_all();
+  if (wake) wake_.notify_all();
   work();
+  while (busy_.load(std::memory_order_acquire) != 0) RLX_CPU_RELAX();
   std::exception_ptr err;
   {
-    std::unique_lock lk(mu_);
-    done_.wait(lk, [this] { return busy_ == 0; });
-    err = error_;
-    error_ = nullptr;
-    fn_ = nullptr;
-    ctx_ = nullptr;
+    std::lock_guard lk(mu_);
+    err = std::exchange(error_, nullptr);
   }
   if (err) std::rethrow_exception(err);
 }
 
 void ThreadPool::work() {
   for (;;) {
-    RangeFn fn;
-    void* ctx;
-    int64_t b, e;
-    {
-      std::lock_guard lk(mu_);
-      if (next_ >= n_ || error_) return;
-      b = next_;
-      e = std::min(n_, b + chunk_);
-      next_ = e;
-      fn = fn_;
-      ctx = ctx_;
-    }
+    if (failed_.load(std::memory_order_relaxed)) return;
+    const int64_t b = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (b >= n_) return;
     try {
-      fn(ctx, b, e);
+      fn_(ctx_, b, std::min(n_, b + chunk_));
     } catch (...) {
       std::lock_guard lk(mu_);
       if (!error_) error_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
     }
   }
 }
@@ -85,17 +84,23 @@ void ThreadPool::work() {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
-    {
-      std::unique_lock lk(mu_);
-      wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+    // Spin a while for the next job (kernels come back to back), then sleep.
+    auto until = std::chrono::steady_clock::now() + kSpin;
+    int polls = 0;
+    while (generation_.load(std::memory_order_acquire) == seen && !stop_.load()) {
+      RLX_CPU_RELAX();
+      if (++polls % 64 == 0 && std::chrono::steady_clock::now() > until) {
+        std::unique_lock lk(mu_);
+        ++sleeping_;
+        wake_.wait(lk, [&] { return stop_.load() || generation_.load() != seen; });
+        --sleeping_;
+        break;
+      }
     }
+    if (stop_.load()) return;
+    seen = generation_.load(std::memory_order_acquire);
     work();
-    {
-      std::lock_guard lk(mu_);
-      if (--busy_ == 0) done_.notify_one();
-    }
+    busy_.fetch_sub(1, std::memory_order_release);
   }
 }
 

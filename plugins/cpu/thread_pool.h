@@ -2,10 +2,15 @@
 // [0, n) into chunks that the workers and the calling thread take from a shared counter (so
 // uneven rows, like causal attention, balance themselves) and returns when every chunk is done.
 //
-// Wake-up is a condition variable: ~10-50 us per call, fine for reference kernels; a spinning
-// hand-off is the later speed work. Calls from several host threads are serialized.
+// Hand-off is lock-free: a job is published by bumping an atomic generation, chunks are claimed
+// with fetch_add, and the caller spins until the workers are done. Idle workers spin for
+// kSpin before sleeping on a condition variable, so back-to-back kernels (a decode step is
+// ~200 of them) start in well under a microsecond instead of a futex wake-up (~10-50 us).
+// Calls from several host threads are serialized.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -54,20 +59,23 @@ class ThreadPool {
 
   std::mutex run_mu_;  // one job at a time
 
-  std::mutex mu_;  // guards everything below
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  uint64_t generation_ = 0;  // bumped per job; workers wake when it changes
-  int busy_ = 0;             // workers still inside the current job
-  bool stop_ = false;
+  static constexpr std::chrono::microseconds kSpin{2000};
+  std::atomic<uint64_t> generation_{0};  // bumped per job; workers start when it changes
+  std::atomic<int> busy_{0};             // workers still inside the current job
+  std::atomic<int64_t> next_{0};         // next unclaimed item
+  std::atomic<bool> failed_{false};      // a chunk threw: stop handing out chunks
+  std::atomic<bool> stop_{false};
 
-  // The current job. Written under mu_ before generation_ is bumped.
+  std::mutex mu_;  // for sleeping workers and error_
+  std::condition_variable wake_;
+  int sleeping_ = 0;  // under mu_
+  std::exception_ptr error_;
+
+  // The current job: written before generation_ is bumped (release), read after (acquire).
   RangeFn fn_ = nullptr;
   void* ctx_ = nullptr;
   int64_t n_ = 0;
   int64_t chunk_ = 1;
-  int64_t next_ = 0;  // next unclaimed item, under mu_ (chunks are coarse, so the lock is cheap)
-  std::exception_ptr error_;
 };
 
 }  // namespace rlx::cpu

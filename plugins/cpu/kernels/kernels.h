@@ -68,6 +68,16 @@ void matmul_packed(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t 
 void embed_packed(ThreadPool& pool, const uint8_t* table, uint32_t dtype, int64_t v, int64_t d,
                   const int32_t* ids, int64_t s, float* out);
 
+// ---- qdot.cpp -------------------------------------------------------------------------------
+
+// Whether matmul_q8 has an integer kernel for this weight dtype and row length (x86 builds with
+// AVX2: q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k; k whole blocks).
+bool matmul_q8_supported(uint32_t w_dtype, int64_t k);
+// matmul_packed's contract, with x quantized to 8-bit blocks of 32 first (rel. error ~1e-3 per
+// output, like llama.cpp's), the weights read in place with int8 dot products.
+void matmul_q8(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t w_dtype, float* out,
+               int64_t m, int64_t n, int64_t k);
+
 // ---- rope.cpp -------------------------------------------------------------------------------
 
 struct RopeParams {

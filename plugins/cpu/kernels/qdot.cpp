@@ -1,0 +1,441 @@
+// MATMUL with GGUF block weights as integer dot products (the fused dequant-matmul of the
+// x86 builds). Each x row is quantized once per call to 8-bit blocks of 32 (Q8Block: scale d,
+// d * sum(q), 32 int8); each weight block is unpacked to 32 bytes in registers and multiplied
+// with them in int8 x int8 -> int32 (AVX2 maddubs + madd, or one AVX-512 VNNI dpbusd), then
+// scaled once per block in f32:
+//
+//   signed weights   w = dw * q          (q8_0, q6_k - 32)
+//       sum_e w[e] x[e] ~ dw * dx * sum(q * qx)
+//   offset weights   w = dw * q + mw     (q4_1, q5_1: m; q4_k, q5_k: -dmin * mn; q4_0: -8 d;
+//                                         q5_0: -16 d)
+//       ~ dw * dx * sum(q * qx) + mw * (dx * sum(qx))      (the second factor is Q8Block::s)
+//
+// A weight row is unpacked once per group of up to 4 x rows (prefill), and work items are
+// (64 x rows, 16 w rows) tiles as in matmul_packed, so w stays in L1/L2 while x rows stream.
+// Results differ from the f32 path by the activation rounding (rel. ~1e-3 per dot product),
+// as llama.cpp's do; RLX_CPU_QUANT_ACT=f32 selects the exact path (see device.cpp).
+#include "kernels.h"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "../error.h"
+#include "../thread_pool.h"
+#include "rlx/quant.h"
+
+namespace rlx::cpu {
+namespace {
+
+struct Q8Block {
+  float d;  // x[e] ~ d * q[e]
+  float s;  // d * sum(q)
+  int8_t q[32];
+};
+
+constexpr int64_t kBlockM = 64;
+constexpr int64_t kTileN = 16;
+
+void quantize_row(const float* x, Q8Block* out, int64_t k) {
+  for (int64_t b = 0; b < k / 32; ++b, x += 32) {
+    __m256 amax = _mm256_setzero_ps();
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (int i = 0; i < 32; i += 8)
+      amax = _mm256_max_ps(amax, _mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float d = _mm_cvtss_f32(m4) / 127.0f;
+    const __m256 id = _mm256_set1_ps(d > 0 ? 1.0f / d : 0.0f);
+    __m256i q32[4];
+    for (int i = 0; i < 4; ++i)
+      q32[i] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), id));  // nearest
+    // Pack 4 x 8 int32 -> 32 int8 in element order (packs interleave 128-bit lanes: fix up).
+    const __m256i p16a = _mm256_packs_epi32(q32[0], q32[1]);
+    const __m256i p16b = _mm256_packs_epi32(q32[2], q32[3]);
+    __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+    p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].q), p8);
+    const __m256i s32 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), p8),
+                                          _mm256_set1_epi16(1));
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+    s4 = _mm_hadd_epi32(s4, s4);
+    s4 = _mm_hadd_epi32(s4, s4);
+    out[b].d = d;
+    out[b].s = d * static_cast<float>(_mm_cvtsi128_si32(s4));
+  }
+}
+
+inline float f16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// 8 int32 lanes, lane L = sum over bytes 4L..4L+3 of u * s (u unsigned, s signed bytes).
+inline __m256i mul_sum_us(__m256i u, __m256i s) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+// The same for two signed operands: |a| * (b with a's sign).
+inline __m256i mul_sum_ss(__m256i a, __m256i b) {
+  return mul_sum_us(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+}
+
+// 16 bytes of packed nibbles -> 32 bytes: low nibbles first, then high nibbles.
+inline __m256i nibbles(const uint8_t* qs) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+  return _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
+}
+// 32 bits -> 32 bytes, byte e = 0x10 where bit e is set.
+inline __m256i bit4_bytes(uint32_t bits) {
+  const __m256i sel =
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
+                       3, 3, 3, 3, 3, 3, 3);
+  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), sel);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit),
+                          _mm256_set1_epi8(0x10));
+}
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Every weight type is a visitor over a row's 32-element chunks: it calls
+//   v.sgn(c, q, dw)      signed bytes q, w = dw * q (dw per int32 lane: Q6_K's two scales), or
+//   v.off(c, q, dw, mw)  unsigned bytes q, w = dw * q + mw.
+// The GEMV accumulator (Acc) and the GEMM tile packer (Pack) are the two visitors.
+
+struct Q8_0 {
+  static constexpr int64_t kChunks = 1, kBytes = 34;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c, V& v) {
+    v.sgn(c, load32(w + 2), _mm256_set1_ps(f16(w)));
+  }
+};
+struct Q4_0 {
+  static constexpr int64_t kChunks = 1, kBytes = 18;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c, V& v) {
+    const float d = f16(w);
+    v.off(c, nibbles(w + 2), d, -8.0f * d);
+  }
+};
+struct Q4_1 {
+  static constexpr int64_t kChunks = 1, kBytes = 20;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c, V& v) {
+    v.off(c, nibbles(w + 4), f16(w), f16(w + 2));
+  }
+};
+struct Q5_0 {
+  static constexpr int64_t kChunks = 1, kBytes = 22;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c, V& v) {
+    uint32_t qh;
+    std::memcpy(&qh, w + 2, 4);
+    const float d = f16(w);
+    v.off(c, _mm256_or_si256(nibbles(w + 6), bit4_bytes(qh)), d, -16.0f * d);
+  }
+};
+struct Q5_1 {
+  static constexpr int64_t kChunks = 1, kBytes = 24;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c, V& v) {
+    uint32_t qh;
+    std::memcpy(&qh, w + 4, 4);
+    v.off(c, _mm256_or_si256(nibbles(w + 8), bit4_bytes(qh)), f16(w), f16(w + 2));
+  }
+};
+// Q4_K / Q5_K: chunk 2j + k of a super-block is nibble k of qs[32 j .. 32 j + 31] (Q5_K: bit 4
+// is bit 2j + k of qh[l]).
+template <bool kFive>
+struct QK45 {
+  static constexpr int64_t kChunks = 8, kBytes = kFive ? 176 : 144;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c, V& v) {
+    const float d = f16(w), dmin = f16(w + 2);
+    const uint8_t* scales = w + 4;
+    const uint8_t* qs = w + (kFive ? 48 : 16);
+    const __m256i lo4 = _mm256_set1_epi8(0x0f);
+    for (int j = 0; j < 4; ++j) {
+      const __m256i raw = load32(qs + 32 * j);
+      for (int k = 0; k < 2; ++k) {
+        const int s = 2 * j + k;
+        int sc, mn;
+        quant::k4_scale_min(scales, s, sc, mn);
+        __m256i q = _mm256_and_si256(k ? _mm256_srli_epi16(raw, 4) : raw, lo4);
+        if constexpr (kFive) {
+          const __m256i h =
+              _mm256_and_si256(_mm256_srli_epi16(load32(w + 16), s), _mm256_set1_epi8(1));
+          q = _mm256_or_si256(q, _mm256_slli_epi16(h, 4));
+        }
+        v.off(c + s, q, d * static_cast<float>(sc), -dmin * static_cast<float>(mn));
+      }
+    }
+  }
+};
+// Q6_K: chunk 4 h + c holds elements 128 h + 32 c + l; its two halves have their own scales.
+struct Q6_K {
+  static constexpr int64_t kChunks = 8, kBytes = 210;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c0, V& v) {
+    const uint8_t* ql = w;
+    const uint8_t* qh = w + 128;
+    const int8_t* sc = reinterpret_cast<const int8_t*>(w + 192);
+    const float d = f16(w + 208);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i hbits = load32(qh + 32 * h);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i l = load32(ql + 64 * h + 32 * (c % 2));
+        const __m256i lo =
+            _mm256_and_si256(c / 2 ? _mm256_srli_epi16(l, 4) : l, _mm256_set1_epi8(0x0f));
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * c), _mm256_set1_epi8(3));
+        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)),
+                                          _mm256_set1_epi8(32));
+        const int s = 8 * h + 2 * c;
+        const __m256 dw = _mm256_set_m128(_mm_set1_ps(d * static_cast<float>(sc[s + 1])),
+                                          _mm_set1_ps(d * static_cast<float>(sc[s])));
+        v.sgn(c0 + 4 * h + c, q, dw);
+      }
+    }
+  }
+};
+
+template <class T, class V>
+inline void visit_row(const uint8_t* w, int64_t nb, V& v) {
+  for (int64_t c = 0; c < nb; c += T::kChunks, w += T::kBytes) {
+    _mm_prefetch(reinterpret_cast<const char*>(w) + 1024, _MM_HINT_T0);
+    T::visit(w, c, v);
+  }
+}
+
+// GEMV / small-m: R x rows against one weight row, f32 accumulators per row.
+template <int R>
+struct Acc {
+  const Q8Block* x[R];
+  __m256 acc[R];
+  float offs[R];
+
+  void sgn(int64_t c, __m256i q, __m256 dw) {
+    for (int r = 0; r < R; ++r) {
+      const Q8Block& b = x[r][c];
+      const __m256 p = _mm256_cvtepi32_ps(mul_sum_ss(q, load32(b.q)));
+      acc[r] = _mm256_fmadd_ps(p, _mm256_mul_ps(dw, _mm256_set1_ps(b.d)), acc[r]);
+    }
+  }
+  void off(int64_t c, __m256i q, float dw, float mw) {
+    for (int r = 0; r < R; ++r) {
+      const Q8Block& b = x[r][c];
+      const __m256 p = _mm256_cvtepi32_ps(mul_sum_us(q, load32(b.q)));
+      acc[r] = _mm256_fmadd_ps(p, _mm256_set1_ps(dw * b.d), acc[r]);
+      offs[r] += mw * b.s;
+    }
+  }
+};
+
+// out[i * n + j] for x rows [i, i + R) and w row j.
+template <class T, int R>
+inline void dot_rows(const uint8_t* wrow, const Q8Block* xq, int64_t nb, int64_t i, int64_t j,
+                     int64_t n, float* out) {
+  Acc<R> a;
+  for (int r = 0; r < R; ++r) {
+    a.x[r] = xq + (i + r) * nb;
+    a.acc[r] = _mm256_setzero_ps();
+    a.offs[r] = 0.0f;
+  }
+  visit_row<T>(wrow, nb, a);
+  for (int r = 0; r < R; ++r) out[(i + r) * n + j] = hsum(a.acc[r]) + a.offs[r];
+}
+
+template <class T>
+void gemv_tile(const uint8_t* w, int64_t wrow, const Q8Block* xq, int64_t nb, int64_t i0,
+               int64_t i1, int64_t j0, int64_t j1, int64_t n, float* out) {
+  for (int64_t j = j0; j < j1; ++j) {
+    const uint8_t* wj = w + j * wrow;
+    int64_t i = i0;
+    for (; i + 4 <= i1; i += 4) dot_rows<T, 4>(wj, xq, nb, i, j, n, out);
+    for (; i < i1; ++i) dot_rows<T, 1>(wj, xq, nb, i, j, n, out);
+  }
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+// GEMM (prefill) on AVX-512 VNNI: 16 weight rows are unpacked into a tile laid out for
+// vpdpbusd: for chunk c and byte group g (4 consecutive k), one 64-byte vector holds those 4
+// unsigned bytes of all 16 rows, so one instruction multiplies them with 4 bytes of one x row
+// (broadcast) into 16 int32 sums, one per weight row; scales are applied per chunk as vectors
+// over the 16 rows, and the 16 results of an x row land contiguous in `out`.
+constexpr int64_t kTileRows = 16;
+
+struct Tile {
+  std::vector<uint8_t> q;  // [chunk][group 8][row 16][4]
+  std::vector<float> d;    // [chunk][row 16]: w = d * q + m
+  std::vector<float> m;
+  void resize(int64_t nb) {
+    q.assign(static_cast<size_t>(nb * 8 * kTileRows * 4), 0);
+    d.assign(static_cast<size_t>(nb * kTileRows), 0.0f);
+    m.assign(static_cast<size_t>(nb * kTileRows), 0.0f);
+  }
+};
+
+struct Pack {
+  Tile* t;
+  int row;
+  void off(int64_t c, __m256i q, float dw, float mw) {
+    alignas(32) uint32_t g[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(g), q);
+    uint32_t* dst = reinterpret_cast<uint32_t*>(t->q.data()) + c * 8 * kTileRows + row;
+    for (int i = 0; i < 8; ++i) dst[i * kTileRows] = g[i];
+    t->d[c * kTileRows + row] = dw;
+    t->m[c * kTileRows + row] = mw;
+  }
+  // Signed bytes become unsigned (q + 128) with the offset -128 dw (Q8_0 only: one dw).
+  void sgn(int64_t c, __m256i q, __m256 dw) {
+    const float d = _mm256_cvtss_f32(dw);
+    off(c, _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80))), d, -128.0f * d);
+  }
+};
+
+template <int R>
+inline void tile_rows(const Tile& t, const Q8Block* xq, int64_t nb, int64_t i, float* out,
+                      int64_t n, int64_t j0, int64_t cols) {
+  __m512 f[R];
+  for (int r = 0; r < R; ++r) f[r] = _mm512_setzero_ps();
+  const __m512i* wq = reinterpret_cast<const __m512i*>(t.q.data());
+  for (int64_t c = 0; c < nb; ++c) {
+    __m512i acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
+    for (int g = 0; g < 8; ++g) {
+      const __m512i wv = _mm512_loadu_si512(wq + c * 8 + g);
+      for (int r = 0; r < R; ++r) {
+        int32_t xg;
+        std::memcpy(&xg, xq[(i + r) * nb + c].q + 4 * g, 4);
+        acc[r] = _mm512_dpbusd_epi32(acc[r], wv, _mm512_set1_epi32(xg));
+      }
+    }
+    const __m512 dv = _mm512_loadu_ps(t.d.data() + c * kTileRows);
+    const __m512 mv = _mm512_loadu_ps(t.m.data() + c * kTileRows);
+    for (int r = 0; r < R; ++r) {
+      const Q8Block& b = xq[(i + r) * nb + c];
+      f[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_mul_ps(dv, _mm512_set1_ps(b.d)),
+                             f[r]);
+      f[r] = _mm512_fmadd_ps(mv, _mm512_set1_ps(b.s), f[r]);
+    }
+  }
+  const __mmask16 keep = static_cast<__mmask16>((1u << cols) - 1u);
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(out + (i + r) * n + j0, keep, f[r]);
+}
+
+template <class T>
+void gemm_tile(Tile& t, const uint8_t* w, int64_t wrow, const Q8Block* xq, int64_t nb, int64_t m,
+               int64_t j0, int64_t j1, int64_t n, float* out) {
+  t.resize(nb);
+  for (int64_t j = j0; j < j1; ++j) {
+    Pack p{&t, static_cast<int>(j - j0)};
+    visit_row<T>(w + j * wrow, nb, p);
+  }
+  const int64_t cols = j1 - j0;
+  int64_t i = 0;
+  for (; i + 6 <= m; i += 6) tile_rows<6>(t, xq, nb, i, out, n, j0, cols);
+  for (; i < m; ++i) tile_rows<1>(t, xq, nb, i, out, n, j0, cols);
+}
+
+template <class T>
+constexpr bool kTileable = !std::is_same_v<T, Q6_K>;  // one scale per 32-chunk
+constexpr int64_t kGemmMinRows = 8;
+#endif
+
+template <class T>
+void matmul_type(ThreadPool& pool, const Q8Block* xq, const uint8_t* w, float* out, int64_t m,
+                 int64_t n, int64_t k) {
+  const int64_t nb = k / 32;
+  const int64_t wrow = (k / (32 * T::kChunks)) * T::kBytes;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  if constexpr (kTileable<T>) {
+    if (m >= kGemmMinRows) {
+      const int64_t tiles = (n + kTileRows - 1) / kTileRows;
+      pool.parallel_for(tiles, [&](int64_t begin, int64_t end) {
+        Tile t;  // per chunk of tiles: no shared scratch
+        for (int64_t tile = begin; tile < end; ++tile) {
+          const int64_t j0 = tile * kTileRows;
+          gemm_tile<T>(t, w, wrow, xq, nb, m, j0, std::min(n, j0 + kTileRows), n, out);
+        }
+      });
+      return;
+    }
+  }
+#endif
+  const int64_t tiles_m = (m + kBlockM - 1) / kBlockM;
+  const int64_t tiles_n = (n + kTileN - 1) / kTileN;
+  pool.parallel_for(tiles_m * tiles_n, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t i0 = (t / tiles_n) * kBlockM, i1 = std::min(m, i0 + kBlockM);
+      const int64_t j0 = (t % tiles_n) * kTileN, j1 = std::min(n, j0 + kTileN);
+      gemv_tile<T>(w, wrow, xq, nb, i0, i1, j0, j1, n, out);
+    }
+  });
+}
+
+using MatmulFn = void (*)(ThreadPool&, const Q8Block*, const uint8_t*, float*, int64_t, int64_t,
+                          int64_t);
+
+MatmulFn matmul_fn(uint32_t dtype) {
+  switch (dtype) {
+    case RLX_Q8_0: return matmul_type<Q8_0>;
+    case RLX_Q4_0: return matmul_type<Q4_0>;
+    case RLX_Q4_1: return matmul_type<Q4_1>;
+    case RLX_Q5_0: return matmul_type<Q5_0>;
+    case RLX_Q5_1: return matmul_type<Q5_1>;
+    case RLX_Q4_K: return matmul_type<QK45<false>>;
+    case RLX_Q5_K: return matmul_type<QK45<true>>;
+    case RLX_Q6_K: return matmul_type<Q6_K>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+bool matmul_q8_supported(uint32_t dtype, int64_t k) {
+  return matmul_fn(dtype) != nullptr && k % 32 == 0 &&
+         quant::row_bytes(static_cast<rlx_dtype>(dtype), k) > 0;
+}
+
+void matmul_q8(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t w_dtype, float* out,
+               int64_t m, int64_t n, int64_t k) {
+  if (!matmul_q8_supported(w_dtype, k))
+    fail(RLX_ERR_INTERNAL, "matmul_q8: dtype ", w_dtype, " with k = ", k, " has no int8 kernel");
+  const int64_t nb = k / 32;
+  std::vector<Q8Block> xq(static_cast<size_t>(m * nb));
+  pool.parallel_for(
+      m, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) quantize_row(x + i * k, xq.data() + i * nb, k);
+      },
+      16);
+  matmul_fn(w_dtype)(pool, xq.data(), w, out, m, n, k);
+}
+
+}  // namespace rlx::cpu
+
+#else  // no AVX2: the dequantizing path (quant.cpp) serves every dtype
+
+namespace rlx::cpu {
+bool matmul_q8_supported(uint32_t, int64_t) { return false; }
+void matmul_q8(ThreadPool&, const float*, const uint8_t*, uint32_t, float*, int64_t, int64_t,
+               int64_t) {}
+}  // namespace rlx::cpu
+
+#endif
