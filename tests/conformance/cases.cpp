@@ -221,7 +221,10 @@ void add_matmul_packed(std::vector<Case>& out) {
                               {{5, 512}, 33},  // two row blocks of 256, w rows past two tiles of 16
                               {{70, 256}, 18},      // more than one 64-row block of x
                               {{2, 3, 256}, 16}};   // leading dims
-    if (blk == 32) shapes.push_back({{3, 96}, 5});  // 3 blocks per row
+    if (blk == 32) {
+      shapes.push_back({{3, 96}, 5});   // 3 blocks per row
+      shapes.push_back({{1, 224}, 9});  // 7 blocks: a 4-block decode step and 3 left over
+    }
     for (const Mm& m : shapes) {
       Case c = make("matmul", {f32("x", m.x), packed("w", dt, {m.n, m.x.back()})});
       c.threshold = kDotThreshold;
