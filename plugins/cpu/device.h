@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "rlx/plugin_abi.h"
+#include "kernels/kernels.h"
 #include "thread_pool.h"
 
 // The build variant ("generic", "avx2", "avx512"), set per target by CMakeLists.txt.
@@ -30,6 +31,7 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   ThreadPool& pool() { return pool_; }
+  Scratch& scratch() { return scratch_; }  // for kernels; runs on a device are serialized
   // Quantized matmuls quantize x to 8 bits and use integer dot products (kernels/qdot.cpp),
   // as llama.cpp does; RLX_CPU_QUANT_ACT=f32 keeps x in f32 (exact, slower).
   bool quantize_activations() const { return q8_act_; }
@@ -46,6 +48,7 @@ class Device {
 
  private:
   ThreadPool pool_;
+  Scratch scratch_;
   bool q8_act_ = true;
   mutable std::mutex mu_;  // guards the two maps
   std::unordered_map<const void*, std::unique_ptr<Buffer>> buffers_;

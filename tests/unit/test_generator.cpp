@@ -3,6 +3,7 @@
 // and broken models fail with messages that name what is wrong.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "rlx/error.h"
@@ -119,7 +120,6 @@ TEST_CASE("packed and f32 weights give the same logits", "[generator]") {
   tm.dim = 64;
   tm.ffn = 128;
   fs::path p = temp_model("llama-q8_0.gguf", tm);
-  auto dev = host().open_device("cpu");
   ModelOptions packed, unpacked;
   packed.packed = true;
   unpacked.packed = false;
@@ -127,12 +127,20 @@ TEST_CASE("packed and f32 weights give the same logits", "[generator]") {
   auto mu = Model::load(host(), p, unpacked);
   CHECK(mp->packed());
   CHECK_FALSE(mu->packed());
-  Generator gp(dev, *mp), gu(dev, *mu);
-  std::vector<int32_t> ctx = {1, 2, 3, 4};
-  auto lp = gp.prefill_get_last_logits(ctx);
-  auto lu = gu.prefill_get_last_logits(ctx);
-  CHECK(rel_rms(lp, lu) < 1e-5);
-  CHECK(gp.weights().zero_copy_bytes() > 0);  // packed matrices used straight from the mmap
+  // Exact with f32 activations (read when a device opens); the default int8-activation kernels
+  // (x86) land within the rounding of x to 8 bits.
+  for (const char* act : {"f32", "q8"}) {
+    INFO(act);
+    ::setenv("RLX_CPU_QUANT_ACT", act, 1);
+    auto dev = host().open_device("cpu");
+    ::unsetenv("RLX_CPU_QUANT_ACT");
+    Generator gp(dev, *mp), gu(dev, *mu);
+    std::vector<int32_t> ctx = {1, 2, 3, 4};
+    auto lp = gp.prefill_get_last_logits(ctx);
+    auto lu = gu.prefill_get_last_logits(ctx);
+    CHECK(rel_rms(lp, lu) < (std::string(act) == "f32" ? 1e-5 : 5e-2));
+    CHECK(gp.weights().zero_copy_bytes() > 0);  // packed matrices used straight from the mmap
+  }
 }
 
 TEST_CASE("a full context and bad token ids are errors, not crashes", "[generator]") {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace rlx::cpu {
 
@@ -70,13 +71,27 @@ void embed_packed(ThreadPool& pool, const uint8_t* table, uint32_t dtype, int64_
 
 // ---- qdot.cpp -------------------------------------------------------------------------------
 
+// Memory a kernel reuses from call to call: grows to the largest request and stays, so decode
+// steps allocate nothing. One per device (runs on a device are serialized).
+class Scratch {
+ public:
+  void* get(size_t bytes) {  // 64-byte aligned, valid until the next get()
+    if (buf_.size() < bytes + 64) buf_.resize(bytes + 64);
+    const auto p = reinterpret_cast<uintptr_t>(buf_.data());
+    return buf_.data() + ((64 - p % 64) % 64);
+  }
+
+ private:
+  std::vector<uint8_t> buf_;
+};
+
 // Whether matmul_q8 has an integer kernel for this weight dtype and row length (x86 builds with
-// AVX2: q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k; k whole blocks).
+// AVX2: q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k; k whole blocks).
 bool matmul_q8_supported(uint32_t w_dtype, int64_t k);
 // matmul_packed's contract, with x quantized to 8-bit blocks of 32 first (rel. error ~1e-3 per
 // output, like llama.cpp's), the weights read in place with int8 dot products.
-void matmul_q8(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t w_dtype, float* out,
-               int64_t m, int64_t n, int64_t k);
+void matmul_q8(ThreadPool& pool, Scratch& scratch, const float* x, const uint8_t* w,
+               uint32_t w_dtype, float* out, int64_t m, int64_t n, int64_t k);
 
 // ---- rope.cpp -------------------------------------------------------------------------------
 

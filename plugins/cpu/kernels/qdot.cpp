@@ -37,6 +37,9 @@ struct Q8Block {
   int8_t q[32];
 };
 
+// Bytes of the split (XRow) copy of `blocks` Q8Blocks: 32 values, the scale and the sum each.
+constexpr size_t xrows_bytes(int64_t blocks) { return static_cast<size_t>(blocks) * (32 + 8); }
+
 constexpr int64_t kBlockM = 64;
 constexpr int64_t kTileN = 16;
 
@@ -216,6 +219,59 @@ struct Q6_K {
   }
 };
 
+// Q3_K: chunk 4 h + j holds elements 128 h + 32 j + l: q = ((qs[32 h + l] >> 2 j) & 3) - 4,
+// plus 4 where bit 4 h + j of hmask[l] is set; signed 6-bit scales per 16 elements.
+struct Q3_K {
+  static constexpr int64_t kChunks = 8, kBytes = 110;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c0, V& v) {
+    const __m256i hmask = load32(w);
+    const float d = f16(w + 108);
+    int sc[16];
+    quant::q3_k_scales(w + 96, sc);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load32(w + 32 + 32 * h);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i lo = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * j), _mm256_set1_epi8(3));
+        const __m256i hb =
+            _mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + j), _mm256_set1_epi8(1));
+        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hb, 2)),
+                                          _mm256_set1_epi8(4));
+        const int s = 8 * h + 2 * j;
+        v.sgn(c0 + 4 * h + j, q,
+              _mm256_set_m128(_mm_set1_ps(d * static_cast<float>(sc[s + 1])),
+                              _mm_set1_ps(d * static_cast<float>(sc[s]))));
+      }
+    }
+  }
+};
+// Q2_K: chunk 4 h + j holds elements 128 h + 32 j + l: q = (qs[32 h + l] >> 2 j) & 3; per 16
+// elements a 4-bit scale and a 4-bit min. The min term is a second product, of the x values
+// with the min bytes (-dmin * m per sub-block).
+struct Q2_K {
+  static constexpr int64_t kChunks = 8, kBytes = 84;
+  template <class V>
+  static void visit(const uint8_t* w, int64_t c0, V& v) {
+    const uint8_t* scales = w;
+    const float d = f16(w + 80), dmin = f16(w + 82);
+    for (int h = 0; h < 2; ++h) {
+      const __m256i qs = load32(w + 16 + 32 * h);
+      for (int j = 0; j < 4; ++j) {
+        const int s = 8 * h + 2 * j;
+        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(qs, 2 * j), _mm256_set1_epi8(3));
+        const int64_t c = c0 + 4 * h + j;
+        v.sgn(c, q,
+              _mm256_set_m128(_mm_set1_ps(d * static_cast<float>(scales[s + 1] & 15)),
+                              _mm_set1_ps(d * static_cast<float>(scales[s] & 15))));
+        v.sgn(c,
+              _mm256_set_m128i(_mm_set1_epi8(static_cast<char>(scales[s + 1] >> 4)),
+                               _mm_set1_epi8(static_cast<char>(scales[s] >> 4))),
+              _mm256_set1_ps(-dmin));
+      }
+    }
+  }
+};
+
 template <class T, class V>
 inline void visit_row(const uint8_t* w, int64_t nb, V& v) {
   for (int64_t c = 0; c < nb; c += T::kChunks, w += T::kBytes) {
@@ -354,8 +410,9 @@ void gemm_tile(Tile& t, const uint8_t* w, int64_t wrow, const Q8Block* xq, int64
   for (; i < m; ++i) tile_rows<1>(t, xq, nb, i, out, n, j0, cols);
 }
 
-template <class T>
-constexpr bool kTileable = !std::is_same_v<T, Q6_K>;  // one scale per 32-chunk
+template <class T>  // one scale per 32-chunk and no second product
+constexpr bool kTileable = !std::is_same_v<T, Q6_K> && !std::is_same_v<T, Q3_K> &&
+                           !std::is_same_v<T, Q2_K>;
 constexpr int64_t kGemmMinRows = 8;
 
 // Decode (GEMV) on AVX-512 VNNI for the common types, four or eight chunks per step: the x row
@@ -502,27 +559,28 @@ constexpr GemvFn kGemv = std::is_same_v<T, Q4_0>          ? gemv_q4_0
                          : std::is_same_v<T, QK45<false>> ? gemv_q4_k
                                                           : nullptr;
 
-// Each decode x row as XRow arrays (the Q8Block rows give the values; this only re-lays them).
+// The decode x rows as XRow arrays (the Q8Block rows give the values; this only re-lays them),
+// in caller-provided memory of xrows_bytes(m * nb).
 struct XRows {
-  std::vector<int8_t> q;
-  std::vector<float> d, s;
-  XRows(const Q8Block* xq, int64_t m, int64_t nb)
-      : q(static_cast<size_t>(m * nb * 32)), d(static_cast<size_t>(m * nb)), s(d.size()) {
-    for (int64_t i = 0; i < m * nb; ++i) {
-      std::memcpy(q.data() + i * 32, xq[i].q, 32);
+  int8_t* q;
+  float *d, *s;
+  XRows(const Q8Block* xq, int64_t blocks, void* mem)
+      : q(static_cast<int8_t*>(mem)),
+        d(reinterpret_cast<float*>(q + blocks * 32)),
+        s(d + blocks) {
+    for (int64_t i = 0; i < blocks; ++i) {
+      std::memcpy(q + i * 32, xq[i].q, 32);
       d[i] = xq[i].d;
       s[i] = xq[i].s;
     }
   }
-  XRow row(int64_t i, int64_t nb) const {
-    return {q.data() + i * nb * 32, d.data() + i * nb, s.data() + i * nb};
-  }
+  XRow row(int64_t i, int64_t nb) const { return {q + i * nb * 32, d + i * nb, s + i * nb}; }
 };
 #endif
 
 template <class T>
-void matmul_type(ThreadPool& pool, const Q8Block* xq, const uint8_t* w, float* out, int64_t m,
-                 int64_t n, int64_t k) {
+void matmul_type(ThreadPool& pool, const Q8Block* xq, void* extra, const uint8_t* w, float* out,
+                 int64_t m, int64_t n, int64_t k) {
   const int64_t nb = k / 32;
   const int64_t wrow = (k / (32 * T::kChunks)) * T::kBytes;
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
@@ -541,7 +599,7 @@ void matmul_type(ThreadPool& pool, const Q8Block* xq, const uint8_t* w, float* o
   }
   if constexpr (kGemv<T> != nullptr) {
     if (m < kGemmMinRows) {
-      const XRows xr(xq, m, nb);
+      const XRows xr(xq, m * nb, extra);
       const int64_t tiles = (n + kTileN - 1) / kTileN;
       pool.parallel_for(tiles, [&](int64_t begin, int64_t end) {
         for (int64_t j = begin * kTileN; j < std::min(n, end * kTileN); ++j)
@@ -563,8 +621,8 @@ void matmul_type(ThreadPool& pool, const Q8Block* xq, const uint8_t* w, float* o
   });
 }
 
-using MatmulFn = void (*)(ThreadPool&, const Q8Block*, const uint8_t*, float*, int64_t, int64_t,
-                          int64_t);
+using MatmulFn = void (*)(ThreadPool&, const Q8Block*, void*, const uint8_t*, float*, int64_t,
+                          int64_t, int64_t);
 
 MatmulFn matmul_fn(uint32_t dtype) {
   switch (dtype) {
@@ -576,6 +634,8 @@ MatmulFn matmul_fn(uint32_t dtype) {
     case RLX_Q4_K: return matmul_type<QK45<false>>;
     case RLX_Q5_K: return matmul_type<QK45<true>>;
     case RLX_Q6_K: return matmul_type<Q6_K>;
+    case RLX_Q3_K: return matmul_type<Q3_K>;
+    case RLX_Q2_K: return matmul_type<Q2_K>;
     default: return nullptr;
   }
 }
@@ -587,18 +647,20 @@ bool matmul_q8_supported(uint32_t dtype, int64_t k) {
          quant::row_bytes(static_cast<rlx_dtype>(dtype), k) > 0;
 }
 
-void matmul_q8(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t w_dtype, float* out,
-               int64_t m, int64_t n, int64_t k) {
+void matmul_q8(ThreadPool& pool, Scratch& scratch, const float* x, const uint8_t* w,
+               uint32_t w_dtype, float* out, int64_t m, int64_t n, int64_t k) {
   if (!matmul_q8_supported(w_dtype, k))
     fail(RLX_ERR_INTERNAL, "matmul_q8: dtype ", w_dtype, " with k = ", k, " has no int8 kernel");
   const int64_t nb = k / 32;
-  std::vector<Q8Block> xq(static_cast<size_t>(m * nb));
+  const size_t xq_bytes = static_cast<size_t>(m * nb) * sizeof(Q8Block);
+  auto* mem = static_cast<uint8_t*>(scratch.get(xq_bytes + xrows_bytes(m * nb)));
+  auto* xq = reinterpret_cast<Q8Block*>(mem);
   pool.parallel_for(
       m, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) quantize_row(x + i * k, xq.data() + i * nb, k);
+        for (int64_t i = b; i < e; ++i) quantize_row(x + i * k, xq + i * nb, k);
       },
       16);
-  matmul_fn(w_dtype)(pool, xq.data(), w, out, m, n, k);
+  matmul_fn(w_dtype)(pool, xq, mem + xq_bytes, w, out, m, n, k);
 }
 
 }  // namespace rlx::cpu
@@ -607,8 +669,8 @@ void matmul_q8(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t w_dt
 
 namespace rlx::cpu {
 bool matmul_q8_supported(uint32_t, int64_t) { return false; }
-void matmul_q8(ThreadPool&, const float*, const uint8_t*, uint32_t, float*, int64_t, int64_t,
-               int64_t) {}
+void matmul_q8(ThreadPool&, Scratch&, const float*, const uint8_t*, uint32_t, float*, int64_t,
+               int64_t, int64_t) {}
 }  // namespace rlx::cpu
 
 #endif
