@@ -387,6 +387,8 @@ void Program::run_node(Device& dev, uint32_t index) {
       const rlx_tensor_desc& w = tensors_[n.inputs[1]];
       if (w.dtype == RLX_F32)
         matmul_f32(pool, f32(0), f32(1), o, rows(a), w.shape[0], w.shape[1]);
+      else if (rows(a) < 8 && gemv_16bit_supported(w.dtype))
+        gemv_16bit(pool, f32(0), addr(n.inputs[1]), w.dtype, o, rows(a), w.shape[0], w.shape[1]);
       else if (dev.quantize_activations() && matmul_q8_supported(w.dtype, w.shape[1]))
         matmul_q8(pool, dev.scratch(), f32(0), addr(n.inputs[1]), w.dtype, o, rows(a), w.shape[0],
                   w.shape[1]);

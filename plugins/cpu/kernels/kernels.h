@@ -93,6 +93,12 @@ bool matmul_q8_supported(uint32_t w_dtype, int64_t k);
 void matmul_q8(ThreadPool& pool, Scratch& scratch, const float* x, const uint8_t* w,
                uint32_t w_dtype, float* out, int64_t m, int64_t n, int64_t k);
 
+// f16 / bf16 weights for few x rows (decode): out = x @ w^T with the conversion fused into the
+// f32 dot product (x86 with AVX2 + F16C; elsewhere unsupported, the dequantizing path serves).
+bool gemv_16bit_supported(uint32_t w_dtype);
+void gemv_16bit(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t w_dtype, float* out,
+                int64_t m, int64_t n, int64_t k);
+
 // ---- rope.cpp -------------------------------------------------------------------------------
 
 struct RopeParams {
