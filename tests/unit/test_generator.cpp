@@ -16,16 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-PluginHost& host() {
-  static PluginHost h([] {
-    PluginHostOptions o;
-    o.plugin_dirs = {RLX_TEST_PLUGIN_DIR};
-    o.use_env = false;
-    o.use_install_dir = false;
-    return o;
-  }());
-  return h;
-}
+PluginHost& host() { return test::tree_plugins(); }
 
 fs::path temp_model(const std::string& name, const test::TinyModel& m) {
   fs::path dir = fs::temp_directory_path() / "rlx-test-generator";

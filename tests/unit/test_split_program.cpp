@@ -17,16 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-PluginHost& host() {
-  static PluginHost h([] {
-    PluginHostOptions o;
-    o.plugin_dirs = {RLX_TEST_PLUGIN_DIR};
-    o.use_env = false;
-    o.use_install_dir = false;
-    return o;
-  }());
-  return h;
-}
+PluginHost& host() { return test::tree_plugins(); }
 
 // The buffers one forward graph is bound to on one device: inputs, caches, output, weights.
 struct Bound {

@@ -66,4 +66,15 @@ void write_tiny_model(const TinyModel& m, const std::filesystem::path& path) {
   w.write(path);
 }
 
+PluginHost& tree_plugins() {
+  static PluginHost h([] {
+    PluginHostOptions o;
+    o.plugin_dirs = {RLX_TEST_PLUGIN_DIR};
+    o.use_env = false;
+    o.use_install_dir = false;
+    return o;
+  }());
+  return h;
+}
+
 }  // namespace rlx::test

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "rlx/dtype.h"
+#include "rlx/plugin_host.h"
 
 namespace rlx::test {
 
@@ -24,5 +25,9 @@ struct TinyModel {
 };
 
 void write_tiny_model(const TinyModel& m, const std::filesystem::path& path);
+
+// A host over the plugins this build made (no RLX_PLUGIN_PATH, no install dir), shared by the
+// test binary.
+PluginHost& tree_plugins();
 
 }  // namespace rlx::test
