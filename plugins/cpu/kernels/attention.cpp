@@ -18,42 +18,84 @@
 
 namespace rlx::cpu {
 
+namespace {
+
+// Keys a query row sees: [0, n).
+int64_t visible(const AttentionParams& p, int64_t i) {
+  if (p.pos) return std::min<int64_t>(p.t, int64_t{p.pos[i]} + 1);
+  return p.causal ? std::min(p.kv_len, p.past + i + 1) : p.kv_len;
+}
+
+// softmax over score[0, n) in place (max-subtracted, the sum in double); returns 1 / sum.
+float softmax_in_place(float* score, int64_t n) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < n; ++j) mx = std::max(mx, score[j]);
+  double sum = 0.0;
+  for (int64_t j = 0; j < n; ++j) {
+    score[j] = std::exp(score[j] - mx);
+    sum += score[j];
+  }
+  return static_cast<float>(1.0 / sum);
+}
+
+// Any head dim: one query head at a time.
+void head_any(const AttentionParams& p, const float* qi, const float* kg, const float* vg,
+              float* oi, int64_t n, std::vector<float>& score) {
+  const int64_t kv_row = p.hkv * p.d;
+  score.resize(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) score[j] = p.scale * dot_f32(qi, kg + j * kv_row, p.d);
+  const float inv = softmax_in_place(score.data(), n);
+  std::fill(oi, oi + p.d, 0.0f);
+  for (int64_t j = 0; j < n; ++j) {
+    const float pj = score[j] * inv;
+    const float* vj = vg + j * kv_row;
+    for (int64_t c = 0; c < p.d; ++c) oi[c] += pj * vj[c];
+  }
+}
+
+// Head dim D known at compile time: the output row is accumulated in registers (D / kVecLanes
+// vectors) instead of being loaded and stored once per key.
+template <int D>
+void head_fixed(const AttentionParams& p, const float* qi, const float* kg, const float* vg,
+                float* oi, int64_t n, std::vector<float>& score) {
+  constexpr int kV = D / kVecLanes;
+  const int64_t kv_row = p.hkv * D;
+  score.resize(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) score[j] = p.scale * dot_f32(qi, kg + j * kv_row, D);
+  const float inv = softmax_in_place(score.data(), n);
+  VecF32 acc[kV] = {};
+  for (int64_t j = 0; j < n; ++j) {
+    const float pj = score[j] * inv;
+    const float* vj = vg + j * kv_row;
+    for (int c = 0; c < kV; ++c) {
+      VecF32 x;
+      RLX_CPU_LOADV(x, vj + c * kVecLanes);
+      acc[c] += pj * x;
+    }
+  }
+  std::memcpy(oi, acc, sizeof acc);
+}
+
+}  // namespace
+
 void attention_f32(ThreadPool& pool, const float* q, const float* k, const float* v, float* out,
                    const AttentionParams& p) {
   const int64_t group = p.hq / p.hkv;
-  const int64_t q_row = p.hq * p.d;    // stride between query rows
-  const int64_t kv_row = p.hkv * p.d;  // stride between key / value rows
+  const int64_t q_row = p.hq * p.d;  // stride between query rows
+  auto head = p.d == 64    ? head_fixed<64>
+              : p.d == 128 ? head_fixed<128>
+                           : head_any;
   pool.parallel_for(p.s * p.hq, [&](int64_t begin, int64_t end) {
     std::vector<float> score;  // per chunk: no shared scratch, no thread_local in a plugin
     for (int64_t item = begin; item < end; ++item) {
       const int64_t i = item / p.hq, h = item % p.hq, g = h / group;
-      const float* qi = q + i * q_row + h * p.d;
       float* oi = out + i * q_row + h * p.d;
-      int64_t n = p.kv_len;
-      if (p.pos)
-        n = std::min<int64_t>(p.t, int64_t{p.pos[i]} + 1);
-      else if (p.causal)
-        n = std::min(n, p.past + i + 1);
-      std::fill(oi, oi + p.d, 0.0f);
-      if (n <= 0) continue;
-
-      score.resize(static_cast<size_t>(n));
-      float mx = -INFINITY;
-      for (int64_t j = 0; j < n; ++j) {
-        score[j] = p.scale * dot_f32(qi, k + j * kv_row + g * p.d, p.d);
-        mx = std::max(mx, score[j]);
+      const int64_t n = visible(p, i);
+      if (n <= 0) {
+        std::fill(oi, oi + p.d, 0.0f);
+        continue;
       }
-      double sum = 0.0;
-      for (int64_t j = 0; j < n; ++j) {
-        score[j] = std::exp(score[j] - mx);
-        sum += score[j];
-      }
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int64_t j = 0; j < n; ++j) {
-        const float pj = score[j] * inv;
-        const float* vj = v + j * kv_row + g * p.d;
-        for (int64_t c = 0; c < p.d; ++c) oi[c] += pj * vj[c];
-      }
+      head(p, q + i * q_row + h * p.d, k + g * p.d, v + g * p.d, oi, n, score);
     }
   });
 }
