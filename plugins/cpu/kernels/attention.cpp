@@ -5,8 +5,9 @@
 //   score  s_j = scale * q[i, h] . k[j, g]
 //   out    [i, h] = sum_j softmax(s)_j * v[j, g]
 // Rows of k and v at or beyond n (the unused tail of a KV cache) are never read.
-// Cost: s * hq * n * 2d multiply-adds; work items are (i, h) pairs, which the pool balances
-// even though causal rows grow with i.
+// Cost: s * hq * n * 2d multiply-adds. Head dims 64 and 128 take the blocked (flash-style) path
+// below; other head dims one (i, h) pair at a time. The pool balances the items even though
+// causal rows grow with i.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -53,27 +54,75 @@ void head_any(const AttentionParams& p, const float* qi, const float* kg, const 
   }
 }
 
-// Head dim D known at compile time: the output row is accumulated in registers (D / kVecLanes
-// vectors) instead of being loaded and stored once per key.
+// Head dim D known at compile time, flash-style: a work item is a block of kBq query rows and
+// one KV head, i.e. kBq * group query heads that read the same keys. Keys go in blocks of kBk
+// (64 rows of K and V: 32 KiB each at D = 128, L1/L2-resident) and every query of the item
+// consumes a block before the next is read, with an online softmax (running max m, sum l,
+// output o rescaled when the max grows). Each K/V row is thus read from memory once per item
+// instead of once per query head; the output row lives in registers within a block.
+constexpr int64_t kBq = 8;
+constexpr int64_t kBk = 64;
+
+struct FlashState {
+  std::vector<float> m, l, o;
+};
+
 template <int D>
-void head_fixed(const AttentionParams& p, const float* qi, const float* kg, const float* vg,
-                float* oi, int64_t n, std::vector<float>& score) {
+void block_fixed(const AttentionParams& p, const float* q, const float* k, const float* v,
+                 float* out, int64_t i0, int64_t i1, int64_t g, FlashState& st) {
   constexpr int kV = D / kVecLanes;
-  const int64_t kv_row = p.hkv * D;
-  score.resize(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) score[j] = p.scale * dot_f32(qi, kg + j * kv_row, D);
-  const float inv = softmax_in_place(score.data(), n);
-  VecF32 acc[kV] = {};
-  for (int64_t j = 0; j < n; ++j) {
-    const float pj = score[j] * inv;
-    const float* vj = vg + j * kv_row;
-    for (int c = 0; c < kV; ++c) {
-      VecF32 x;
-      RLX_CPU_LOADV(x, vj + c * kVecLanes);
-      acc[c] += pj * x;
+  const int64_t group = p.hq / p.hkv, q_row = p.hq * D, kv_row = p.hkv * D;
+  const int64_t nq = (i1 - i0) * group;
+  st.m.assign(static_cast<size_t>(nq), -INFINITY);
+  st.l.assign(static_cast<size_t>(nq), 0.0f);
+  st.o.assign(static_cast<size_t>(nq * D), 0.0f);
+  int64_t n_max = 0;
+  for (int64_t i = i0; i < i1; ++i) n_max = std::max(n_max, visible(p, i));
+  float s[kBk];
+  for (int64_t j0 = 0; j0 < n_max; j0 += kBk) {
+    for (int64_t a = 0; a < nq; ++a) {
+      const int64_t i = i0 + a / group, h = g * group + a % group;
+      const int64_t je = std::min(j0 + kBk, visible(p, i));
+      if (je <= j0) continue;
+      const float* qv = q + i * q_row + h * D;
+      float bm = -INFINITY;
+      for (int64_t j = j0; j < je; ++j) {
+        s[j - j0] = p.scale * dot_f32(qv, k + j * kv_row + g * D, D);
+        bm = std::max(bm, s[j - j0]);
+      }
+      const float m_new = std::max(st.m[a], bm);
+      const float alpha = std::exp(st.m[a] - m_new);  // 0 on the first block
+      float sum = 0.0f;
+      for (int64_t j = j0; j < je; ++j) {
+        s[j - j0] = std::exp(s[j - j0] - m_new);
+        sum += s[j - j0];
+      }
+      st.l[a] = st.l[a] * alpha + sum;
+      st.m[a] = m_new;
+      float* oa = st.o.data() + a * D;
+      VecF32 acc[kV];
+      for (int c = 0; c < kV; ++c) {
+        RLX_CPU_LOADV(acc[c], oa + c * kVecLanes);
+        acc[c] *= alpha;
+      }
+      for (int64_t j = j0; j < je; ++j) {
+        const float pj = s[j - j0];
+        const float* vj = v + j * kv_row + g * D;
+        for (int c = 0; c < kV; ++c) {
+          VecF32 x;
+          RLX_CPU_LOADV(x, vj + c * kVecLanes);
+          acc[c] += pj * x;
+        }
+      }
+      std::memcpy(oa, acc, sizeof acc);
     }
   }
-  std::memcpy(oi, acc, sizeof acc);
+  for (int64_t a = 0; a < nq; ++a) {
+    const int64_t i = i0 + a / group, h = g * group + a % group;
+    float* oi = out + i * q_row + h * D;
+    const float inv = st.l[a] > 0.0f ? 1.0f / st.l[a] : 0.0f;  // a row that sees no key: zeros
+    for (int c = 0; c < D; ++c) oi[c] = st.o[a * D + c] * inv;
+  }
 }
 
 }  // namespace
@@ -82,11 +131,20 @@ void attention_f32(ThreadPool& pool, const float* q, const float* k, const float
                    const AttentionParams& p) {
   const int64_t group = p.hq / p.hkv;
   const int64_t q_row = p.hq * p.d;  // stride between query rows
-  auto head = p.d == 64    ? head_fixed<64>
-              : p.d == 128 ? head_fixed<128>
-                           : head_any;
+  if (p.d == 64 || p.d == 128) {
+    auto block = p.d == 64 ? block_fixed<64> : block_fixed<128>;
+    const int64_t blocks = (p.s + kBq - 1) / kBq;
+    pool.parallel_for(blocks * p.hkv, [&](int64_t begin, int64_t end) {
+      FlashState st;  // per chunk: no shared scratch, no thread_local in a plugin
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t i0 = (item / p.hkv) * kBq, g = item % p.hkv;
+        block(p, q, k, v, out, i0, std::min(p.s, i0 + kBq), g, st);
+      }
+    });
+    return;
+  }
   pool.parallel_for(p.s * p.hq, [&](int64_t begin, int64_t end) {
-    std::vector<float> score;  // per chunk: no shared scratch, no thread_local in a plugin
+    std::vector<float> score;  // per chunk
     for (int64_t item = begin; item < end; ++item) {
       const int64_t i = item / p.hq, h = item % p.hq, g = h / group;
       float* oi = out + i * q_row + h * p.d;
@@ -95,7 +153,7 @@ void attention_f32(ThreadPool& pool, const float* q, const float* k, const float
         std::fill(oi, oi + p.d, 0.0f);
         continue;
       }
-      head(p, q + i * q_row + h * p.d, k + g * p.d, v + g * p.d, oi, n, score);
+      head_any(p, q + i * q_row + h * p.d, k + g * p.d, v + g * p.d, oi, n, score);
     }
   });
 }
