@@ -49,15 +49,11 @@ void Buffer::release() {
 }
 
 void Buffer::write(uint64_t offset, const void* src, uint64_t bytes) {
-  ErrBuf eb;
-  check_status(dev_->api()->buffer_write(dev_->handle(), h_, offset, src, bytes, eb.err()), eb,
-               dev_->backend() + ": buffer write");
+  dev_->write(h_, offset, src, bytes);
 }
 
 void Buffer::read(uint64_t offset, void* dst, uint64_t bytes) const {
-  ErrBuf eb;
-  check_status(dev_->api()->buffer_read(dev_->handle(), h_, offset, dst, bytes, eb.err()), eb,
-               dev_->backend() + ": buffer read");
+  dev_->read(h_, offset, dst, bytes);
 }
 
 // ---- Program ----
@@ -119,6 +115,18 @@ std::optional<Buffer> Device::wrap_host(const void* ptr, uint64_t bytes) {
     return std::nullopt;
   }
   return Buffer(shared_from_this(), h, bytes);
+}
+
+void Device::write(rlx_buffer* h, uint64_t offset, const void* src, uint64_t bytes) const {
+  ErrBuf eb;
+  check_status(api_->buffer_write(h_, h, offset, src, bytes, eb.err()), eb,
+               backend_ + ": buffer write");
+}
+
+void Device::read(rlx_buffer* h, uint64_t offset, void* dst, uint64_t bytes) const {
+  ErrBuf eb;
+  check_status(api_->buffer_read(h_, h, offset, dst, bytes, eb.err()), eb,
+               backend_ + ": buffer read");
 }
 
 bool Device::supports(const PlannedGraph& g, uint32_t node) const {

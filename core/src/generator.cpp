@@ -133,7 +133,7 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
 Generator::~Generator() = default;
 
 WeightStore& Generator::host_weights() {
-  if (opts_.host_device == dev_) return weights_;
+  if (!opts_.host_device || opts_.host_device == dev_) return weights_;  // the device is the host
   if (!host_weights_) host_weights_ = std::make_unique<WeightStore>(opts_.host_device, model_);
   return *host_weights_;
 }
@@ -338,9 +338,7 @@ std::span<float> Generator::run_host_head(int32_t id, int64_t past) {
   hidden_.resize(static_cast<size_t>(model_.config().dim));
   body.out.read(0, hidden_.data(), hidden_.size() * 4);  // only the hidden row crosses over
   if (!head_) {
-    head_ =
-        compile(head_device_, head_device_ == dev_ ? weights_ : host_weights(), 1, 0,
-                RLX_LOGITS_HEAD);
+    head_ = compile(head_device_, host_weights(), 1, 0, RLX_LOGITS_HEAD);
     log().info("host-greedy: the lm_head runs on {} after {}'s hidden row", head_device_->backend(),
                dev_->backend());
   }

@@ -24,24 +24,11 @@ void note_fallback(const std::string& backend, const std::string& fallback, cons
                "across; slower)",
                backend, op, fallback);
 }
-
-// Raw buffer access for bindings (the host's Buffer objects do not own the caller's handles).
-void raw_read(Device& d, rlx_binding b, void* dst, uint64_t bytes) {
-  ErrBuf eb;
-  check_status(d.api()->buffer_read(d.handle(), b.buffer, b.offset, dst, bytes, eb.err()), eb,
-               d.backend() + ": split-program read");
-}
-void raw_write(Device& d, rlx_binding b, const void* src, uint64_t bytes) {
-  ErrBuf eb;
-  check_status(d.api()->buffer_write(d.handle(), b.buffer, b.offset, src, bytes, eb.err()), eb,
-               d.backend() + ": split-program write");
-}
 }  // namespace
 
 // A value exchanged between segments: a tensor of the original graph that owns its data (not a
 // view and not an update of another tensor's storage).
 struct SplitProgram::Value {
-  TensorId tensor = 0;
   std::string name;
   uint64_t bytes = 0;
   int slot = -1;           // original slot holding it (offset below), -1: an intermediate
@@ -128,7 +115,6 @@ void SplitProgram::build(const PlannedGraph& plan, const std::vector<bool>& on_p
   auto value = [&](TensorId b) -> uint32_t {
     if (value_of[b] < 0) {
       Value v;
-      v.tensor = b;
       v.name = g.tensors[b].name;
       v.bytes = plan.tensors[b].nbytes;
       v.weight = g.tensors[b].kind == TensorKind::Weight;
@@ -247,9 +233,9 @@ rlx_binding SplitProgram::home(const Value& v, int side,
 void SplitProgram::copy(Value& v, int to, std::span<const rlx_binding> bindings) {
   const int from = 1 - to;
   staging_.resize(v.bytes);
-  raw_read(*dev_[from], home(v, from, bindings), staging_.data(), v.bytes);
-  raw_write(*dev_[to], home(v, to, bindings), staging_.data(), v.bytes);
-  copied_bytes_ += v.bytes;
+  const rlx_binding src = home(v, from, bindings), dst = home(v, to, bindings);
+  dev_[from]->read(src.buffer, src.offset, staging_.data(), v.bytes);
+  dev_[to]->write(dst.buffer, dst.offset, staging_.data(), v.bytes);
 }
 
 void SplitProgram::run(std::span<const rlx_binding> bindings) {

@@ -71,6 +71,10 @@ class Device : public std::enable_shared_from_this<Device> {
   // A buffer over host memory without a copy, when the backend can (else nullopt). `ptr` must
   // outlive the buffer (weights straight from the mmap'd file).
   std::optional<Buffer> wrap_host(const void* ptr, uint64_t bytes);
+  // Reads / writes `bytes` at `offset` of buffer `h` of this device (Buffer::read / write, and
+  // callers that hold only a binding); throws naming the backend.
+  void read(rlx_buffer* h, uint64_t offset, void* dst, uint64_t bytes) const;
+  void write(rlx_buffer* h, uint64_t offset, const void* src, uint64_t bytes) const;
   bool supports(const PlannedGraph& g, uint32_t node) const;
   Program compile(const PlannedGraph& g);
 

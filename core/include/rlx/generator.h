@@ -158,7 +158,7 @@ class Generator {
   struct Compiled;
   std::unique_ptr<Compiled> compile(const std::shared_ptr<Device>& dev, WeightStore& weights,
                                     int64_t seq, int64_t rows, rlx_logits_mode mode);
-  WeightStore& host_weights();  // the model's weights on opts_.host_device
+  WeightStore& host_weights();  // the model's weights on the host device (weights_ if it is dev_)
   Compiled& prefill_program(int64_t seq);
   Compiled& decode_program(int64_t past, rlx_logits_mode mode);
   // Runs the body for one token at `past`, then the lm_head on the host device.

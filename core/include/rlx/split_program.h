@@ -40,7 +40,6 @@ class SplitProgram {
   size_t segments() const;           // 1 when the primary device runs everything
   size_t fallback_nodes() const { return fallback_nodes_; }
   uint64_t mirror_bytes() const { return mirror_bytes_; }  // buffers the split added
-  uint64_t copied_bytes() const { return copied_bytes_; }  // across devices, all runs so far
 
  private:
   struct Value;
@@ -56,7 +55,6 @@ class SplitProgram {
   std::vector<Segment> segments_;
   size_t fallback_nodes_ = 0;
   uint64_t mirror_bytes_ = 0;
-  uint64_t copied_bytes_ = 0;
   std::vector<uint8_t> staging_;
 };
 
