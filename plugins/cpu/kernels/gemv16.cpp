@@ -10,19 +10,14 @@
 #include <algorithm>
 
 #include "../thread_pool.h"
+#include "qdot_blocks.h"
 #include "rlx/quant.h"
 
 namespace rlx::cpu {
 namespace {
 
-constexpr int64_t kTileN = 16;  // weight rows per work item
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+using qdot::hsum;
+using qdot::kTileN;  // weight rows per work item, as the quantized kernels
 
 template <bool kBf16>
 inline __m256 load8(const uint8_t* p) {

@@ -48,6 +48,22 @@ void matmul_f32(ThreadPool& pool, const float* x, const float* w, float* out, in
 void matmul_block_f32(const float* x, const float* w, float* out, int64_t i0, int64_t i1,
                       int64_t j0, int64_t j1, int64_t n, int64_t k);
 
+// The output [m, n] of a matmul cut into tiles of bm rows x bn columns for the pool; tile t has
+// rows [i0, i1) and columns (weight rows) [j0, j1). Column tiles vary fastest: neighbouring
+// chunks share x rows, and for decode each thread streams its own contiguous slab of w.
+struct TileGrid {
+  int64_t m, n, bm, bn;
+  struct Tile {
+    int64_t i0, i1, j0, j1;
+  };
+  int64_t cols() const { return (n + bn - 1) / bn; }
+  int64_t count() const { return (m + bm - 1) / bm * cols(); }
+  Tile operator[](int64_t t) const {
+    const int64_t i0 = (t / cols()) * bm, j0 = (t % cols()) * bn;
+    return {i0, i0 + bm < m ? i0 + bm : m, j0, j0 + bn < n ? j0 + bn : n};
+  }
+};
+
 // ---- embed.cpp ------------------------------------------------------------------------------
 
 // table [v, d], ids [s] -> out [s, d], out[i] = table[ids[i]]. Checks every id first and

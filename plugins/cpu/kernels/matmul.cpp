@@ -66,14 +66,10 @@ void matmul_block_f32(const float* x, const float* w, float* out, int64_t i0, in
 
 void matmul_f32(ThreadPool& pool, const float* x, const float* w, float* out, int64_t m, int64_t n,
                 int64_t k) {
-  const int64_t tiles_m = (m + kTileM - 1) / kTileM;
-  const int64_t tiles_n = (n + kTileN - 1) / kTileN;
-  pool.parallel_for(tiles_m * tiles_n, [&](int64_t begin, int64_t end) {
+  const TileGrid grid{m, n, kTileM, kTileN};
+  pool.parallel_for(grid.count(), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
-      // n-tiles vary fastest: neighbouring chunks share x rows, and for decode each thread
-      // streams its own contiguous slab of w.
-      const int64_t i0 = (t / tiles_n) * kTileM, i1 = std::min(m, i0 + kTileM);
-      const int64_t j0 = (t % tiles_n) * kTileN, j1 = std::min(n, j0 + kTileN);
+      const auto [i0, i1, j0, j1] = grid[t];
       matmul_block_f32(x, w + j0 * k, out, i0, i1, j0, j1, n, k);
     }
   });

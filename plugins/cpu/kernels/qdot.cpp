@@ -87,12 +87,10 @@ void matmul_type(ThreadPool& pool, const Q8Block* xq, void* extra, const uint8_t
     }
   }
 #endif
-  const int64_t tiles_m = (m + kBlockM - 1) / kBlockM;
-  const int64_t tiles_n = (n + kTileN - 1) / kTileN;
-  pool.parallel_for(tiles_m * tiles_n, [&](int64_t begin, int64_t end) {
+  const TileGrid grid{m, n, kBlockM, kTileN};
+  pool.parallel_for(grid.count(), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t i0 = (t / tiles_n) * kBlockM, i1 = std::min(m, i0 + kBlockM);
-      const int64_t j0 = (t % tiles_n) * kTileN, j1 = std::min(n, j0 + kTileN);
+      const auto [i0, i1, j0, j1] = grid[t];
       gemv_tile<T>(w, wrow, xq, nb, i0, i1, j0, j1, n, out);
     }
   });

@@ -119,10 +119,6 @@ inline __m512i rep_idx(int first, int each) {  // lanes: first, first (each time
   for (int l = 0; l < 16; ++l) i[l] = first + l / each;
   return _mm512_load_si512(i);
 }
-inline float hsum(__m128 v) {
-  v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-  return _mm_cvtss_f32(_mm_add_ss(v, _mm_movehdup_ps(v)));
-}
 
 // Whatever a fast kernel leaves over (nb % 4 chunks): the visitor, one chunk at a time.
 template <class T>

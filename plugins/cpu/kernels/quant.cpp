@@ -42,14 +42,12 @@ void matmul_packed(ThreadPool& pool, const float* x, const uint8_t* w, uint32_t 
                    int64_t m, int64_t n, int64_t k) {
   const int64_t wrow = packed_row_bytes(w_dtype, k);
   const rlx_dtype dt = as_dtype(w_dtype);
-  const int64_t tiles_m = (m + kBlockM - 1) / kBlockM;
-  const int64_t tiles_n = (n + kTileN - 1) / kTileN;
-  pool.parallel_for(tiles_m * tiles_n, [&](int64_t begin, int64_t end) {
+  const TileGrid grid{m, n, kBlockM, kTileN};
+  pool.parallel_for(grid.count(), [&](int64_t begin, int64_t end) {
     // Per chunk (a few per thread and call): no shared scratch, no thread_local in a plugin.
     std::vector<float> tile(static_cast<size_t>(kTileN * k));
     for (int64_t t = begin; t < end; ++t) {
-      const int64_t i0 = (t / tiles_n) * kBlockM, i1 = std::min(m, i0 + kBlockM);
-      const int64_t j0 = (t % tiles_n) * kTileN, j1 = std::min(n, j0 + kTileN);
+      const auto [i0, i1, j0, j1] = grid[t];
       for (int64_t j = j0; j < j1; ++j)
         quant::dequantize_row(dt, w + j * wrow, tile.data() + (j - j0) * k, k);
       matmul_block_f32(x, tile.data(), out, i0, i1, j0, j1, n, k);
