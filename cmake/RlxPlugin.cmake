@@ -34,7 +34,7 @@ function(rlx_add_plugin kind name)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # STB_GNU_UNIQUE symbols (statics in inline functions) make dlclose a no-op; unloading a
     # plugin must really unmap it.
-    target_compile_options(${target} PRIVATE -fno-gnu-unique)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>)
   endif()
   if(NOT APPLE AND NOT WIN32)
     # A plugin must not resolve symbols from whoever loads it, nor leave any undefined.

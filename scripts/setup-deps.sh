@@ -13,6 +13,9 @@ PACKAGES=(
   # Vulkan backend: loader + headers, the GLSL->SPIR-V compiler, and mesa's lavapipe (a CPU
   # Vulkan device, so the backend builds and its conformance runs without a GPU)
   libvulkan-dev glslc mesa-vulkan-drivers
+  # rocm backend: Debian's HIP compiler and runtime (builds for AMD GPUs; none is needed to
+  # build or to load the plugin). The cuda backend uses the CUDA toolkit in /usr/local/cuda.
+  hipcc libamdhip64-dev
 )
 
 missing=()

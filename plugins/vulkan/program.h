@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/graph_check.h"
 #include "kernels/kernels.h"
 #include "rlx/plugin_abi.h"
 
@@ -50,11 +51,6 @@ class Program {
     Dispatch dispatch;
     VkDescriptorSet set = VK_NULL_HANDLE;
   };
-  struct SlotUse {
-    uint64_t end = 0;
-    uint32_t tensor = 0;
-    bool used = false;
-  };
   struct Bound {  // where a slot lives this run
     VkBuffer buf = VK_NULL_HANDLE;
     uint64_t serial = 0;  // Buffer::serial(): a freed-and-reused VkBuffer handle still differs
@@ -64,15 +60,13 @@ class Program {
   };
 
   void release();  // destroys what was created; safe to call twice
-  void check_placement(const rlx_graph_desc& g);
-  void check_aliases();
   void bind(const std::vector<Bound>& slots);  // update the sets and re-record
   Bound where(uint32_t tensor, const std::vector<Bound>& slots) const;
 
   Device& dev_;
   std::vector<rlx_tensor_desc> tensors_;
   std::vector<Node> nodes_;
-  std::vector<SlotUse> slots_;
+  std::vector<plugin::SlotUse> slots_;
   std::unique_ptr<Buffer> arena_;
   std::unique_ptr<Buffer> err_;  // [node + 1, bad value], zeroed before each run
   VkDescriptorPool desc_pool_ = VK_NULL_HANDLE;
