@@ -96,6 +96,14 @@ Device::~Device() {
   if (h_) api_->device_close(h_);
 }
 
+bool Device::is_gpu() const {
+  rlx_device_info info{};
+  info.struct_size = sizeof info;
+  ErrBuf eb;
+  if (api_->device_info(index_, &info, eb.err()) != RLX_OK) return false;
+  return info.type == RLX_DEVICE_DISCRETE_GPU || info.type == RLX_DEVICE_INTEGRATED_GPU;
+}
+
 Buffer Device::alloc(uint64_t bytes) {
   ErrBuf eb;
   rlx_buffer* h = nullptr;

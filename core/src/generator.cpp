@@ -121,7 +121,9 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
     fixed_bytes_ *= 2;
   }
   if (opts.host_lm_head) {
-    head_device_ = opts.host_device ? opts.host_device : dev_->backend() == "cpu" ? dev_ : nullptr;
+    // The argmax (after the logit adjustment) is on the host either way; the lm_head matmul runs
+    // where it is fastest: on a GPU itself (its logits row comes back), else on the host's cpu.
+    head_device_ = dev_->is_gpu() || dev_->backend() == "cpu" ? dev_ : opts.host_device;
     if (!head_device_)
       log().info("no host device given: the lm_head stays in the graph on {}", dev_->backend());
   }
@@ -338,7 +340,8 @@ std::span<float> Generator::run_host_head(int32_t id, int64_t past) {
   hidden_.resize(static_cast<size_t>(model_.config().dim));
   body.out.read(0, hidden_.data(), hidden_.size() * 4);  // only the hidden row crosses over
   if (!head_) {
-    head_ = compile(head_device_, host_weights(), 1, 0, RLX_LOGITS_HEAD);
+    head_ = compile(head_device_, head_device_ == dev_ ? weights_ : host_weights(), 1, 0,
+                    RLX_LOGITS_HEAD);
     log().info("host-greedy: the lm_head runs on {} after {}'s hidden row", head_device_->backend(),
                dev_->backend());
   }

@@ -80,6 +80,8 @@ class Device : public std::enable_shared_from_this<Device> {
 
   const std::string& backend() const { return backend_; }
   uint32_t index() const { return index_; }
+  // The backend reports this device as a discrete or integrated GPU (rlx_device_info.type).
+  bool is_gpu() const;
   const rlx_backend_api* api() const { return api_; }
   rlx_device* handle() const { return h_; }
 
