@@ -77,15 +77,14 @@ void copy_str(char* dst, size_t cap, const std::string& s) {
 // PluginHost in a static and call shutdown() from its own exit-time destructor, after a function-
 // local static of ours would already be gone. So the list is created on first open and deleted
 // by close_all_devices() (shutdown); the mutex is constant-initialized and trivially destroyed.
-constinit std::mutex g_registry_mu;
-constinit std::vector<std::unique_ptr<Device>>* g_open = nullptr;  // guarded by g_registry_mu
-static_assert(std::is_trivially_destructible_v<std::mutex>);
+constinit plugin::DeviceList<Device> g_devices;
+static_assert(std::is_trivially_destructible_v<plugin::DeviceList<Device>>);
 
 }  // namespace
 
 // ---- Device ---------------------------------------------------------------------------------
 
-Device::Device(int n_threads) : pool_(n_threads) {
+Device::Device(int n_threads) : pool_(n_threads), buffers_("buffer"), programs_("program") {
   const char* act = std::getenv("RLX_CPU_QUANT_ACT");
   if (act && std::string_view(act) == "f32") q8_act_ = false;
 }
@@ -96,62 +95,21 @@ Device::~Device() {
   buffers_.clear();
 }
 
-Buffer* Device::alloc_buffer(uint64_t bytes) {
-  auto b = std::make_unique<Buffer>(bytes);
-  Buffer* raw = b.get();
-  std::lock_guard lk(mu_);
-  buffers_.emplace(raw, std::move(b));
-  return raw;
-}
+Buffer* Device::alloc_buffer(uint64_t bytes) { return buffers_.add(std::make_unique<Buffer>(bytes)); }
 
 Buffer* Device::wrap_host(const void* host, uint64_t bytes) {
-  auto b = std::make_unique<Buffer>(Buffer::WrapHost{}, host, bytes);
-  Buffer* raw = b.get();
-  std::lock_guard lk(mu_);
-  buffers_.emplace(raw, std::move(b));
-  return raw;
+  return buffers_.add(std::make_unique<Buffer>(Buffer::WrapHost{}, host, bytes));
 }
 
-void Device::free_buffer(Buffer* b) {
-  std::unique_ptr<Buffer> dead;  // freed outside the lock
-  std::lock_guard lk(mu_);
-  auto it = buffers_.find(b);
-  if (it == buffers_.end()) return;
-  dead = std::move(it->second);
-  buffers_.erase(it);
-}
+void Device::free_buffer(Buffer* b) { buffers_.take(b); }
 
-Buffer& Device::buffer(const rlx_buffer* h) const {
-  std::lock_guard lk(mu_);
-  auto it = buffers_.find(h);
-  if (it == buffers_.end())
-    fail(RLX_ERR_INVALID, h ? "unknown or freed buffer handle" : "null buffer handle");
-  return *it->second;
-}
+Buffer& Device::buffer(const rlx_buffer* h) const { return buffers_.get(h); }
 
-Program* Device::add_program(std::unique_ptr<Program> p) {
-  Program* raw = p.get();
-  std::lock_guard lk(mu_);
-  programs_.emplace(raw, std::move(p));
-  return raw;
-}
+Program* Device::add_program(std::unique_ptr<Program> p) { return programs_.add(std::move(p)); }
 
-void Device::free_program(Program* p) {
-  std::unique_ptr<Program> dead;
-  std::lock_guard lk(mu_);
-  auto it = programs_.find(p);
-  if (it == programs_.end()) return;
-  dead = std::move(it->second);
-  programs_.erase(it);
-}
+void Device::free_program(Program* p) { programs_.take(p); }
 
-Program& Device::program(const rlx_program* h) const {
-  std::lock_guard lk(mu_);
-  auto it = programs_.find(h);
-  if (it == programs_.end())
-    fail(RLX_ERR_INVALID, h ? "unknown or freed program handle" : "null program handle");
-  return *it->second;
-}
+Program& Device::program(const rlx_program* h) const { return programs_.get(h); }
 
 // ---- the device table -------------------------------------------------------------------------
 
@@ -191,41 +149,13 @@ Device* open_device(uint32_t index, const rlx_device_options* opts) {
     n = opts->n_threads;
   if (n > kMaxThreads)
     fail(RLX_ERR_INVALID, "n_threads ", n, " is more than the maximum ", kMaxThreads);
-  auto dev = std::make_unique<Device>(n == 0 ? default_threads() : static_cast<int>(n));
-  Device* raw = dev.get();
-  std::lock_guard lk(g_registry_mu);
-  if (!g_open) g_open = new std::vector<std::unique_ptr<Device>>();
-  g_open->push_back(std::move(dev));
-  return raw;
+  return g_devices.add(std::make_unique<Device>(n == 0 ? default_threads() : static_cast<int>(n)));
 }
 
-void close_device(Device* dev) {
-  std::unique_ptr<Device> dead;  // destroyed (threads joined) outside the registry lock
-  std::lock_guard lk(g_registry_mu);
-  if (!g_open) return;
-  auto it =
-      std::find_if(g_open->begin(), g_open->end(), [&](const auto& d) { return d.get() == dev; });
-  if (it == g_open->end()) return;
-  dead = std::move(*it);
-  g_open->erase(it);
-}
+void close_device(Device* dev) { g_devices.close(dev); }  // joins its threads
 
-Device& checked_device(const rlx_device* h) {
-  std::lock_guard lk(g_registry_mu);
-  if (g_open)
-    for (const auto& d : *g_open)
-      if (to_handle(d.get()) == h) return *d;
-  fail(RLX_ERR_INVALID, h ? "unknown or closed device handle" : "null device handle");
-}
+Device& checked_device(const rlx_device* h) { return g_devices.checked(h); }
 
-void close_all_devices() {
-  std::vector<std::unique_ptr<Device>>* open;
-  {
-    std::lock_guard lk(g_registry_mu);
-    open = g_open;
-    g_open = nullptr;
-  }
-  delete open;  // each ~Device joins its pool
-}
+void close_all_devices() { g_devices.close_all(); }  // each ~Device joins its pool
 
 }  // namespace rlx::cpu

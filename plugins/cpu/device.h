@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "../common/handles.h"
 #include "rlx/plugin_abi.h"
 #include "kernels/kernels.h"
 #include "thread_pool.h"
@@ -50,9 +51,8 @@ class Device {
   ThreadPool pool_;
   Scratch scratch_;
   bool q8_act_ = true;
-  mutable std::mutex mu_;  // guards the two maps
-  std::unordered_map<const void*, std::unique_ptr<Buffer>> buffers_;
-  std::unordered_map<const void*, std::unique_ptr<Program>> programs_;
+  plugin::HandleMap<Buffer> buffers_;    // named in the constructor (in device.cpp, where
+  plugin::HandleMap<Program> programs_;  // Program is a complete type)
 };
 
 // ---- the plugin-wide device table ----------------------------------------------------------

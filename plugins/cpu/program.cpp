@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 
-#include "../common/graph_desc.h"
+#include "../common/graph_check.h"
 #include "buffer.h"
 #include "device.h"
 #include "error.h"
@@ -15,26 +15,13 @@ namespace rlx::cpu {
 
 namespace {
 
-// ---- op table from ops.def: name and arity, indexed by op id ----------------------------
-
-struct OpInfo {
-  const char* name;
-  uint32_t min_in, max_in;
-};
-constexpr OpInfo kOps[] = {
-#define RLX_OP(id, name, min_in, max_in, alias) {name, min_in, max_in},
-#include "rlx/ops.def"
-#undef RLX_OP
-};
-static_assert(sizeof kOps / sizeof kOps[0] == RLX_OP_BUILTIN_COUNT);
-
 // ---- tensor helpers (numel, rows, describe, ...: plugins/common/graph_desc.h) ----------
 
 using namespace plugin;
 
 // Alignment the kernels need for a tensor's address: they load f32 / i32 directly and read
 // f16, bf16 and blocks through memcpy.
-uint64_t elem_align(uint32_t dt) {
+uint32_t elem_align(uint32_t dt) {
   return dt == RLX_F32 || dt == RLX_I32 ? 4 : dt == RLX_F16 || dt == RLX_BF16 ? 2 : 1;
 }
 
@@ -46,23 +33,11 @@ bool is_weight_dtype(uint32_t dt) { return quant::block_elems(static_cast<rlx_dt
 // ---- what the kernels support ---------------------------------------------------------------
 
 std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
-  if (index >= g.n_nodes || !g.nodes) return cat("node index ", index, " out of range");
-  const rlx_node_desc& n = g.nodes[index];
-  if (n.op >= RLX_OP_BUILTIN_COUNT)
-    return cat("op id ", n.op, " is not a built-in op; the cpu backend has no custom ops");
-  const OpInfo& op = kOps[n.op];
-  if (n.n_inputs < op.min_in || n.n_inputs > op.max_in)
-    return cat(n.n_inputs, " inputs, expected ", op.min_in,
-               op.min_in == op.max_in ? "" : cat(" to ", op.max_in));
-  if (!g.tensors) return "graph has no tensor table";
-  for (uint32_t k = 0; k < n.n_inputs; ++k)
-    if (n.inputs[k] >= g.n_tensors)
-      return cat("input ", k, " is tensor ", n.inputs[k], " of ", g.n_tensors);
-  if (n.output >= g.n_tensors) return cat("output is tensor ", n.output, " of ", g.n_tensors);
-
   const rlx_tensor_desc* in[RLX_MAX_INPUTS] = {};
-  for (uint32_t k = 0; k < n.n_inputs; ++k) in[k] = &g.tensors[n.inputs[k]];
-  const rlx_tensor_desc& out = g.tensors[n.output];
+  const rlx_tensor_desc* outp = nullptr;
+  if (auto p = node_tensors(g, index, in, &outp); !p.empty()) return p;
+  const rlx_node_desc& n = g.nodes[index];
+  const rlx_tensor_desc& out = *outp;
 
   // Every tensor: a well-formed shape, a dtype the kernels read, and bytes that match.
   auto tensor_problem = [](const rlx_tensor_desc& t, const char* role) -> std::string {
@@ -115,124 +90,19 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
     first(want(out, n.op == RLX_OP_ARGMAX ? RLX_I32 : RLX_F32, "output"));
   if (!p.empty()) return p;
 
-  const rlx_tensor_desc& a = *in[0];
-  auto shapes = [&] {
-    std::string s;
-    for (uint32_t k = 0; k < n.n_inputs; ++k) s += cat(k ? ", " : "", describe(*in[k]));
-    return s + " -> " + describe(out);
-  };
-  switch (n.op) {
-    case RLX_OP_ADD:
-    case RLX_OP_MUL:
-      if (!same_shape(a, out) || !trailing_dims_match(a, *in[1]))
-        return cat("shapes ", shapes(), ": b must be a's shape or its trailing dims");
-      return {};
-    case RLX_OP_SCALE:
-    case RLX_OP_SILU:
-    case RLX_OP_SOFTMAX:
-      if (!same_shape(a, out)) return cat("shapes ", shapes(), ": output must be like the input");
-      return {};
-    case RLX_OP_SILU_MUL:
-      if (!same_shape(a, *in[1]) || !same_shape(a, out))
-        return cat("shapes ", shapes(), ": gate, up and output must match");
-      return {};
-    case RLX_OP_RMS_NORM:
-      if (!same_shape(a, out) || numel(*in[1]) != last_dim(a))
-        return cat("shapes ", shapes(), ": weight must have x's last dim");
-      return {};
-    case RLX_OP_MATMUL: {
-      const rlx_tensor_desc& w = *in[1];
-      bool ok = a.ndim >= 1 && w.ndim == 2 && last_dim(a) == w.shape[1] && out.ndim == a.ndim &&
-                last_dim(out) == w.shape[0] && rows(out) == rows(a);
-      if (!ok) return cat("shapes ", shapes(), ": expected x [.., k] @ w [n, k]^T -> [.., n]");
-      return {};
-    }
-    case RLX_OP_EMBED: {
-      const rlx_tensor_desc& ids = *in[1];
-      bool ok = a.ndim == 2 && out.ndim == ids.ndim + 1 && last_dim(out) == a.shape[1] &&
-                rows(out) == numel(ids);
-      if (!ok) return cat("shapes ", shapes(), ": expected table [v, d], ids [s] -> [s, d]");
-      return {};
-    }
-    case RLX_OP_ROPE: {
-      if (a.ndim != 3 || !same_shape(a, out))
-        return cat("shapes ", shapes(), ": expected x [s, h, d] and an output like x");
-      if (numel(*in[1]) != a.shape[0])
-        return cat("shapes ", shapes(), ": expected one position per row of x");
-      int64_t d = a.shape[2], r = n.iattr[1] == 0 ? d : n.iattr[1];
-      if (n.iattr[0] != 0 && n.iattr[0] != 1)
-        return cat("mode iattr[0] = ", n.iattr[0], ", expected 0 or 1");
-      if (r < 0 || r > d || r % 2 != 0)
-        return cat("rotated dims iattr[1] = ", n.iattr[1], ": must be even and <= head dim ", d);
-      if (n.n_inputs == 3 && numel(*in[2]) != r / 2)
-        return cat("shapes ", shapes(), ": freq_factors must have r/2 = ", r / 2, " values");
-      return {};
-    }
-    case RLX_OP_ATTENTION: {
-      const rlx_tensor_desc &k = *in[1], &v = *in[2];
-      bool ok = a.ndim == 3 && k.ndim == 3 && same_shape(k, v) && same_shape(a, out) &&
-                k.shape[2] == a.shape[2] && k.shape[1] > 0 && a.shape[1] % k.shape[1] == 0;
-      if (!ok)
-        return cat("shapes ", shapes(),
-                   ": expected q [s, hq, d], k and v [t, hkv, d] with hq % hkv == 0");
-      if (n.n_inputs == 4) {  // positions: the attributes are ignored
-        if (in[3]->ndim != 1 || in[3]->shape[0] != a.shape[0])
-          return cat("shapes ", shapes(), ": expected one position per query row");
-        return {};
-      }
-      if (n.iattr[0] != 0 && n.iattr[0] != 1)
-        return cat("causal iattr[0] = ", n.iattr[0], ", expected 0 or 1");
-      if (n.iattr[1] < 0) return cat("past iattr[1] = ", n.iattr[1], " is negative");
-      if (n.iattr[2] < 0 || n.iattr[2] > k.shape[0])
-        return cat("kv_len iattr[2] = ", n.iattr[2], " outside [0, ", k.shape[0], "]");
-      return {};
-    }
-    case RLX_OP_RESHAPE:
-      if (a.dtype != out.dtype || a.nbytes != out.nbytes)
-        return cat("shapes ", shapes(), ": a reshape keeps dtype and element count");
-      return {};
-    case RLX_OP_SLICE: {
-      const int64_t start = n.iattr[0], count = n.iattr[1];
-      if (a.ndim < 1 || start < 0 || count <= 0 || start > a.shape[0] - count)
-        return cat("rows [", start, ", ", start + count, ") (iattr[0], iattr[1]) outside [0, ",
-                   a.ndim ? a.shape[0] : 0, ")");
-      bool ok = out.ndim == a.ndim && out.shape[0] == count;
-      for (uint32_t i = 1; ok && i < a.ndim; ++i) ok = out.shape[i] == a.shape[i];
-      if (!ok) return cat("shapes ", shapes(), ": expected x [n, ..] -> [", count, ", ..]");
-      return {};
-    }
-    case RLX_OP_KV_STORE: {
-      const rlx_tensor_desc &x = *in[1], &pos = *in[2];
-      bool ok = a.ndim == 3 && x.ndim == 3 && x.shape[1] == a.shape[1] &&
-                x.shape[2] == a.shape[2] && pos.ndim == 1 && pos.shape[0] == x.shape[0] &&
-                same_shape(a, out);
-      if (!ok)
-        return cat("shapes ", shapes(),
-                   ": expected cache [t, h, d], x [s, h, d], pos [s] -> the cache");
-      return {};
-    }
-    case RLX_OP_ARGMAX:
-      if (a.ndim < 1 || numel(out) != rows(a) || last_dim(a) < 1)
-        return cat("shapes ", shapes(), ": expected a [.., n] (n > 0) -> [..]");
-      return {};
-  }
-  return cat("op ", op.name, " has no cpu kernel");
+  return shape_problem(n, in, out, INT64_MAX);  // no head-dim limit here
 }
 
 // ---- compile ------------------------------------------------------------------------------
 
 Program::Program(const rlx_graph_desc& g) {
-  if (g.struct_size < offsetof(rlx_graph_desc, arena_alignment) + sizeof g.arena_alignment)
-    fail(RLX_ERR_INVALID, "graph desc struct_size ", g.struct_size, " is smaller than this ABI's ",
-         sizeof(rlx_graph_desc));
-  if ((g.n_tensors && !g.tensors) || (g.n_nodes && !g.nodes))
-    fail(RLX_ERR_INVALID, "graph desc has counts but null tables");
+  check_desc(g);
 
   tensors_.assign(g.tensors, g.tensors + g.n_tensors);
   nodes_.resize(g.n_nodes);
   for (uint32_t i = 0; i < g.n_nodes; ++i) {
     const rlx_node_desc& n = g.nodes[i];
-    nodes_[i].name = n.op_name ? n.op_name : n.op < RLX_OP_BUILTIN_COUNT ? kOps[n.op].name : "?";
+    nodes_[i].name = n.op_name ? n.op_name : builtin_op_name(n.op);
     std::string why = node_problem(g, i);
     if (!why.empty()) fail(RLX_ERR_UNSUPPORTED, "node ", i, " (", nodes_[i].name, "): ", why);
     nodes_[i].desc = n;
@@ -240,69 +110,15 @@ Program::Program(const rlx_graph_desc& g) {
   // op_name must point at our copy; done after the loop since nodes_ no longer moves.
   for (auto& n : nodes_) n.desc.op_name = n.name.c_str();
 
-  slots_.resize(g.n_slots);
+  slots_ = check_placement(g, elem_align);
   slot_base_.resize(g.n_slots);
-  check_placement(g);
-  check_aliases();
+  check_aliases(g, slots_);
   // Always allocated (a zero-byte arena is one cache line) so every arena address is valid.
   arena_ = std::make_unique<Buffer>(g.arena_bytes,
                                     std::max<uint64_t>(g.arena_alignment, Buffer::kAlignment));
 }
 
 Program::~Program() = default;
-
-void Program::check_placement(const rlx_graph_desc& g) {
-  for (uint32_t t = 0; t < tensors_.size(); ++t) {
-    const rlx_tensor_desc& d = tensors_[t];
-    uint64_t end;
-    if (__builtin_add_overflow(d.offset, d.nbytes, &end))
-      fail(RLX_ERR_INVALID, "tensor ", t, ": offset ", d.offset, " + nbytes ", d.nbytes,
-           " overflows");
-    uint64_t es = elem_align(d.dtype);
-    if (es > 1 && d.offset % es != 0)
-      fail(RLX_ERR_INVALID, "tensor ", t, ": offset ", d.offset,
-           " is not a multiple of its element size ", es);
-    if (d.storage == RLX_STORAGE_ARENA) {
-      if (end > g.arena_bytes)
-        fail(RLX_ERR_INVALID, "tensor ", t, ": arena offset ", d.offset, " + ", d.nbytes,
-             " bytes exceeds the arena (", g.arena_bytes, " bytes)");
-    } else if (d.storage == RLX_STORAGE_SLOT) {
-      if (d.slot >= g.n_slots)
-        fail(RLX_ERR_INVALID, "tensor ", t, ": slot ", d.slot, " of ", g.n_slots);
-      SlotUse& s = slots_[d.slot];
-      if (!s.used || end > s.end) {
-        s.end = end;
-        s.tensor = t;
-      }
-      s.used = true;
-      s.align = std::max<uint32_t>(s.align, static_cast<uint32_t>(es));
-    } else {
-      fail(RLX_ERR_INVALID, "tensor ", t, ": unknown storage ", d.storage);
-    }
-  }
-}
-
-// Views (reshape, slice) compute nothing and kv_store writes into its cache in place, so their
-// outputs must be placed on input 0's storage: the same arena range or slot, at input 0's
-// offset plus, for a slice, the rows it skips. Also notes which slots the program writes.
-void Program::check_aliases() {
-  for (uint32_t i = 0; i < nodes_.size(); ++i) {
-    const rlx_node_desc& n = nodes_[i].desc;
-    const rlx_tensor_desc& out = tensors_[n.output];
-    if (out.storage == RLX_STORAGE_SLOT) slots_[out.slot].written = true;
-    if (n.op != RLX_OP_RESHAPE && n.op != RLX_OP_SLICE && n.op != RLX_OP_KV_STORE) continue;
-    const rlx_tensor_desc& in = tensors_[n.inputs[0]];
-    uint64_t offset = in.offset;
-    if (n.op == RLX_OP_SLICE)
-      offset += in.nbytes / static_cast<uint64_t>(in.shape[0]) * static_cast<uint64_t>(n.iattr[0]);
-    bool same = out.storage == in.storage && out.offset == offset &&
-                (out.storage != RLX_STORAGE_SLOT || out.slot == in.slot);
-    if (!same)
-      fail(RLX_ERR_INVALID, "node ", i, " (", nodes_[i].name, "): its output (tensor ", n.output,
-           ") must be placed on input 0's storage (tensor ", n.inputs[0], ") at byte offset ",
-           offset, ", as ops.def's alias column says");
-  }
-}
 
 // ---- run ----------------------------------------------------------------------------------
 
@@ -314,30 +130,13 @@ uint8_t* Program::addr(uint32_t tensor) const {
 
 void Program::run(Device& dev, const rlx_binding* bindings, uint32_t n_bindings) {
   std::lock_guard lk(run_mu_);
-  if (n_bindings != slots_.size())
-    fail(RLX_ERR_INVALID, "got ", n_bindings, " bindings, the program has ", slots_.size(),
-         " slots");
-  if (n_bindings && !bindings) fail(RLX_ERR_INVALID, "null bindings array");
+  const std::vector<Buffer*> bufs = bound_buffers<Buffer>(
+      bindings, n_bindings, slots_, tensors_.data(),
+      [&](const rlx_buffer* h) -> Buffer& { return dev.buffer(h); });
   for (uint32_t s = 0; s < n_bindings; ++s) {
     const rlx_binding& b = bindings[s];
-    if (!b.buffer) fail(RLX_ERR_INVALID, "slot ", s, ": null buffer");
-    Buffer* buf;
-    try {
-      buf = &dev.buffer(b.buffer);
-    } catch (const Error& e) {
-      fail(e.status(), "slot ", s, ": ", e.what());
-    }
+    Buffer* buf = bufs[s];
     const SlotUse& u = slots_[s];
-    uint64_t need;
-    if (__builtin_add_overflow(b.offset, u.end, &need) || need > buf->size()) {
-      if (!u.used)
-        fail(RLX_ERR_INVALID, "slot ", s, ": binding offset ", b.offset,
-             " is past the end of the buffer (", buf->size(), " bytes)");
-      const rlx_tensor_desc& t = tensors_[u.tensor];
-      fail(RLX_ERR_INVALID, "slot ", s, " (tensor ", u.tensor, " ", describe(t),
-           "): binding offset ", b.offset, " + tensor offset ", t.offset, " + ", t.nbytes,
-           " bytes exceeds the buffer size ", buf->size());
-    }
     uint8_t* base = buf->data() + b.offset;
     if (reinterpret_cast<uintptr_t>(base) % u.align != 0)
       fail(RLX_ERR_INVALID, "slot ", s, ": buffer address + binding offset ", b.offset,

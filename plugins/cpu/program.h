@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/graph_check.h"
 #include "rlx/plugin_abi.h"
 
 namespace rlx::cpu {
@@ -39,23 +40,12 @@ class Program {
     rlx_node_desc desc;  // desc.op_name points into `name`
     std::string name;
   };
-  // The largest extent any tensor reaches into a slot's binding, for the run-time size check.
-  struct SlotUse {
-    uint64_t end = 0;     // max tensor.offset + tensor.nbytes
-    uint32_t tensor = 0;  // the tensor that reaches `end` (named in errors)
-    bool used = false;
-    uint32_t align = 1;    // the bound address must be a multiple (element size)
-    bool written = false;  // a node's output lives here (an output, or a kv_store cache)
-  };
-
-  void check_placement(const rlx_graph_desc& g);
-  void check_aliases();
   void run_node(Device& dev, uint32_t i);
   uint8_t* addr(uint32_t tensor) const;
 
   std::vector<rlx_tensor_desc> tensors_;
   std::vector<Node> nodes_;
-  std::vector<SlotUse> slots_;
+  std::vector<plugin::SlotUse> slots_;
   std::unique_ptr<Buffer> arena_;
 
   std::mutex run_mu_;

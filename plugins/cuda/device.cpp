@@ -26,11 +26,9 @@ bool env_is(const char* name, const char* value) {
   return v && std::strcmp(v, value) == 0;
 }
 
-// Open devices. Nothing here has an exit-time destructor: created on first open, destroyed by
-// close_all_devices() (shutdown), so the library unloads cleanly.
-constinit std::mutex g_mu;
-constinit std::vector<std::unique_ptr<Device>>* g_open = nullptr;  // guarded by g_mu
-static_assert(std::is_trivially_destructible_v<std::mutex>);
+// The open devices; no exit-time destructor (close_all_devices() frees them at shutdown).
+constinit plugin::DeviceList<Device> g_devices;
+static_assert(std::is_trivially_destructible_v<plugin::DeviceList<Device>>);
 
 int checked_ordinal(uint32_t index) {
   const uint32_t n = device_count();
@@ -46,7 +44,7 @@ std::string version_str(int v) { return cat(v / 1000, ".", v % 1000 / 10); }
 
 // ---- Device -------------------------------------------------------------------------------
 
-Device::Device(int ordinal) : ordinal_(ordinal) {
+Device::Device(int ordinal) : ordinal_(ordinal), buffers_("buffer"), programs_("program") {
   activate();
   cuda_check(cudaGetDeviceProperties(&props_, ordinal_), "cudaGetDeviceProperties");
   caps_.warp = props_.warpSize;
@@ -73,34 +71,18 @@ void Device::activate() const { cuda_check(cudaSetDevice(ordinal_), "cudaSetDevi
 
 Buffer* Device::alloc_buffer(uint64_t bytes) {
   activate();
-  auto b = std::make_unique<Buffer>(bytes);
-  Buffer* raw = b.get();
-  std::lock_guard lk(mu_);
-  buffers_.emplace(raw, std::move(b));
-  return raw;
+  return buffers_.add(std::make_unique<Buffer>(bytes));
 }
 
 void Device::free_buffer(Buffer* b) {
-  std::unique_ptr<Buffer> dead;
-  {
-    std::lock_guard lk(mu_);
-    auto it = buffers_.find(b);
-    if (it == buffers_.end()) return;
-    dead = std::move(it->second);
-    buffers_.erase(it);
-  }
+  std::unique_ptr<Buffer> dead = buffers_.take(b);
+  if (!dead) return;
   activate();
-  std::lock_guard lk(stream_mu_);  // no program may still be using it
+  std::lock_guard lk(stream_mu_);  // cudaFree waits for work in flight; nothing may be queued
   (void)cudaStreamSynchronize(stream_);
 }
 
-Buffer& Device::buffer(const rlx_buffer* h) const {
-  std::lock_guard lk(mu_);
-  auto it = buffers_.find(h);
-  if (it == buffers_.end())
-    fail(RLX_ERR_INVALID, h ? "unknown or freed buffer handle" : "null buffer handle");
-  return *it->second;
-}
+Buffer& Device::buffer(const rlx_buffer* h) const { return buffers_.get(h); }
 
 void Device::write(Buffer& b, uint64_t offset, const void* src, uint64_t bytes) {
   b.check_range("buffer_write", offset, bytes, src);
@@ -122,29 +104,11 @@ void Device::read(Buffer& b, uint64_t offset, void* dst, uint64_t bytes) {
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
-Program* Device::add_program(std::unique_ptr<Program> p) {
-  Program* raw = p.get();
-  std::lock_guard lk(mu_);
-  programs_.emplace(raw, std::move(p));
-  return raw;
-}
+Program* Device::add_program(std::unique_ptr<Program> p) { return programs_.add(std::move(p)); }
 
-void Device::free_program(Program* p) {
-  std::unique_ptr<Program> dead;
-  std::lock_guard lk(mu_);
-  auto it = programs_.find(p);
-  if (it == programs_.end()) return;
-  dead = std::move(it->second);
-  programs_.erase(it);
-}
+void Device::free_program(Program* p) { programs_.take(p); }
 
-Program& Device::program(const rlx_program* h) const {
-  std::lock_guard lk(mu_);
-  auto it = programs_.find(h);
-  if (it == programs_.end())
-    fail(RLX_ERR_INVALID, h ? "unknown or freed program handle" : "null program handle");
-  return *it->second;
-}
+Program& Device::program(const rlx_program* h) const { return programs_.get(h); }
 
 // ---- the device table -------------------------------------------------------------------------
 
@@ -201,37 +165,13 @@ void device_info(uint32_t index, rlx_device_info* out) {
 
 Device* open_device(uint32_t index, const rlx_device_options* opts) {
   (void)opts;  // n_threads means nothing to a GPU stream
-  auto dev = std::make_unique<Device>(checked_ordinal(index));
-  Device* raw = dev.get();
-  std::lock_guard lk(g_mu);
-  if (!g_open) g_open = new std::vector<std::unique_ptr<Device>>();
-  g_open->push_back(std::move(dev));
-  return raw;
+  return g_devices.add(std::make_unique<Device>(checked_ordinal(index)));
 }
 
-void close_device(Device* dev) {
-  std::unique_ptr<Device> dead;
-  std::lock_guard lk(g_mu);
-  if (!g_open) return;
-  auto it =
-      std::find_if(g_open->begin(), g_open->end(), [&](const auto& d) { return d.get() == dev; });
-  if (it == g_open->end()) return;
-  dead = std::move(*it);
-  g_open->erase(it);
-}
+void close_device(Device* dev) { g_devices.close(dev); }
 
-Device& checked_device(const rlx_device* h) {
-  std::lock_guard lk(g_mu);
-  if (g_open)
-    for (const auto& d : *g_open)
-      if (to_handle(d.get()) == h) return *d;
-  fail(RLX_ERR_INVALID, h ? "unknown or closed device handle" : "null device handle");
-}
+Device& checked_device(const rlx_device* h) { return g_devices.checked(h); }
 
-void close_all_devices() {
-  std::lock_guard lk(g_mu);
-  delete g_open;  // each ~Device synchronizes and frees everything on it
-  g_open = nullptr;
-}
+void close_all_devices() { g_devices.close_all(); }  // each ~Device synchronizes first
 
 }  // namespace rlx::gpu

@@ -11,6 +11,7 @@
 
 #include "gpu.h"
 #include "kernels/kernels.h"
+#include "../common/handles.h"
 #include "rlx/plugin_abi.h"
 
 namespace rlx::gpu {
@@ -52,9 +53,8 @@ class Device {
   cudaStream_t stream_ = nullptr;
   std::mutex stream_mu_;
 
-  mutable std::mutex mu_;  // guards the two maps
-  std::unordered_map<const void*, std::unique_ptr<Buffer>> buffers_;
-  std::unordered_map<const void*, std::unique_ptr<Program>> programs_;
+  plugin::HandleMap<Buffer> buffers_;    // named in the constructor (in device.cpp, where
+  plugin::HandleMap<Program> programs_;  // Program is a complete type)
 };
 
 // ---- the plugin-wide device table ----------------------------------------------------------

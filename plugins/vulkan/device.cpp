@@ -50,7 +50,7 @@ std::string version_str(uint32_t v) {
 constinit std::mutex g_mu;
 constinit VkInstance g_instance = VK_NULL_HANDLE;                  // guarded by g_mu
 constinit std::vector<VkPhysicalDevice>* g_phys = nullptr;         // guarded by g_mu
-constinit std::vector<std::unique_ptr<Device>>* g_open = nullptr;  // guarded by g_mu
+constinit plugin::DeviceList<Device> g_devices;  // its own lock
 static_assert(std::is_trivially_destructible_v<std::mutex>);
 
 // Caller holds g_mu. Throws RLX_ERR_NO_DEVICE "unavailable: ..." when Vulkan cannot be used.
@@ -107,7 +107,7 @@ void full_barrier(VkCommandBuffer cmd) {
 
 // ---- Device ---------------------------------------------------------------------------------
 
-Device::Device(VkPhysicalDevice phys) : phys_(phys) {
+Device::Device(VkPhysicalDevice phys) : phys_(phys), buffers_("buffer"), programs_("program") {
   vkGetPhysicalDeviceProperties(phys_, &props_);
   vkGetPhysicalDeviceMemoryProperties(phys_, &mem_props_);
   if (props_.apiVersion < VK_API_VERSION_1_2)
@@ -238,32 +238,13 @@ void Device::submit(VkCommandBuffer cmd, VkFence fence) {
 }
 
 Buffer* Device::alloc_buffer(uint64_t bytes) {
-  auto b = std::make_unique<Buffer>(*this, bytes);
-  Buffer* raw = b.get();
-  std::lock_guard lk(mu_);
-  buffers_.emplace(raw, std::move(b));
-  return raw;
+  return buffers_.add(std::make_unique<Buffer>(*this, bytes));
 }
 
-void Device::free_buffer(Buffer* b) {
-  std::unique_ptr<Buffer> dead;
-  {
-    std::lock_guard lk(mu_);
-    auto it = buffers_.find(b);
-    if (it == buffers_.end()) return;
-    dead = std::move(it->second);
-    buffers_.erase(it);
-  }
-  // Every submit is waited for before it returns, so nothing in flight can use it now.
-}
+// Every submit is waited for before it returns, so nothing in flight can use it now.
+void Device::free_buffer(Buffer* b) { buffers_.take(b); }
 
-Buffer& Device::buffer(const rlx_buffer* h) const {
-  std::lock_guard lk(mu_);
-  auto it = buffers_.find(h);
-  if (it == buffers_.end())
-    fail(RLX_ERR_INVALID, h ? "unknown or freed buffer handle" : "null buffer handle");
-  return *it->second;
-}
+Buffer& Device::buffer(const rlx_buffer* h) const { return buffers_.get(h); }
 
 // One chunk: staging <-> b, recorded, submitted and waited for, under queue_mu_ (the staging
 // buffer and the transfer command buffer are shared).
@@ -318,29 +299,11 @@ void Device::read(Buffer& b, uint64_t offset, void* dst, uint64_t bytes) {
   }
 }
 
-Program* Device::add_program(std::unique_ptr<Program> p) {
-  Program* raw = p.get();
-  std::lock_guard lk(mu_);
-  programs_.emplace(raw, std::move(p));
-  return raw;
-}
+Program* Device::add_program(std::unique_ptr<Program> p) { return programs_.add(std::move(p)); }
 
-void Device::free_program(Program* p) {
-  std::unique_ptr<Program> dead;
-  std::lock_guard lk(mu_);
-  auto it = programs_.find(p);
-  if (it == programs_.end()) return;
-  dead = std::move(it->second);
-  programs_.erase(it);
-}
+void Device::free_program(Program* p) { programs_.take(p); }
 
-Program& Device::program(const rlx_program* h) const {
-  std::lock_guard lk(mu_);
-  auto it = programs_.find(h);
-  if (it == programs_.end())
-    fail(RLX_ERR_INVALID, h ? "unknown or freed program handle" : "null program handle");
-  return *it->second;
-}
+Program& Device::program(const rlx_program* h) const { return programs_.get(h); }
 
 // ---- the device table -------------------------------------------------------------------------
 
@@ -399,37 +362,16 @@ void device_info(uint32_t index, rlx_device_info* out) {
 Device* open_device(uint32_t index, const rlx_device_options* opts) {
   (void)opts;  // n_threads means nothing to a GPU queue
   VkPhysicalDevice phys = physical(index);
-  auto dev = std::make_unique<Device>(phys);
-  Device* raw = dev.get();
-  std::lock_guard lk(g_mu);
-  if (!g_open) g_open = new std::vector<std::unique_ptr<Device>>();
-  g_open->push_back(std::move(dev));
-  return raw;
+  return g_devices.add(std::make_unique<Device>(phys));
 }
 
-void close_device(Device* dev) {
-  std::unique_ptr<Device> dead;
-  std::lock_guard lk(g_mu);
-  if (!g_open) return;
-  auto it =
-      std::find_if(g_open->begin(), g_open->end(), [&](const auto& d) { return d.get() == dev; });
-  if (it == g_open->end()) return;
-  dead = std::move(*it);
-  g_open->erase(it);
-}
+void close_device(Device* dev) { g_devices.close(dev); }
 
-Device& checked_device(const rlx_device* h) {
-  std::lock_guard lk(g_mu);
-  if (g_open)
-    for (const auto& d : *g_open)
-      if (to_handle(d.get()) == h) return *d;
-  fail(RLX_ERR_INVALID, h ? "unknown or closed device handle" : "null device handle");
-}
+Device& checked_device(const rlx_device* h) { return g_devices.checked(h); }
 
 void close_all_devices() {
+  g_devices.close_all();  // each ~Device waits for its queue and frees everything on it
   std::lock_guard lk(g_mu);
-  delete g_open;  // each ~Device waits for its queue and frees everything on it
-  g_open = nullptr;
   delete g_phys;
   g_phys = nullptr;
   if (g_instance) vkDestroyInstance(g_instance, nullptr);

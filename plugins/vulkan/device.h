@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "kernels/kernels.h"
+#include "../common/handles.h"
 #include "rlx/plugin_abi.h"
 
 namespace rlx::vk {
@@ -77,9 +78,8 @@ class Device {
   VkFence xfer_fence_ = VK_NULL_HANDLE;
   std::unique_ptr<Buffer> staging_;
 
-  mutable std::mutex mu_;  // guards the two maps
-  std::unordered_map<const void*, std::unique_ptr<Buffer>> buffers_;
-  std::unordered_map<const void*, std::unique_ptr<Program>> programs_;
+  plugin::HandleMap<Buffer> buffers_;    // named in the constructor (in device.cpp, where
+  plugin::HandleMap<Program> programs_;  // Program is a complete type)
 };
 
 // Records a global memory barrier: every earlier command's writes (compute or transfer) are

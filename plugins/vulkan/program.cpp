@@ -37,11 +37,7 @@ std::string node_problem(const rlx_graph_desc& g, uint32_t index, bool f64) {
 // ---- compile ------------------------------------------------------------------------------
 
 Program::Program(Device& dev, const rlx_graph_desc& g) : dev_(dev) {
-  if (g.struct_size < offsetof(rlx_graph_desc, arena_alignment) + sizeof g.arena_alignment)
-    fail(RLX_ERR_INVALID, "graph desc struct_size ", g.struct_size, " is smaller than this ABI's ",
-         sizeof(rlx_graph_desc));
-  if ((g.n_tensors && !g.tensors) || (g.n_nodes && !g.nodes))
-    fail(RLX_ERR_INVALID, "graph desc has counts but null tables");
+  check_desc(g);
 
   tensors_.assign(g.tensors, g.tensors + g.n_tensors);
   nodes_.resize(g.n_nodes);
@@ -53,8 +49,8 @@ Program::Program(Device& dev, const rlx_graph_desc& g) : dev_(dev) {
     nodes_[i].desc = n;
   }
   for (auto& n : nodes_) n.desc.op_name = n.name.c_str();
-  slots_ = check_placement(g, 4);  // shaders address 4-byte words
-  check_aliases(g);
+  slots_ = check_placement(g, [](uint32_t) { return 4u; });  // kernels address 4-byte words
+  check_aliases(g, slots_);
 
   uint32_t n_kernels = 0;
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
@@ -241,31 +237,13 @@ void Program::bind(const std::vector<Bound>& slots) {
 
 void Program::run(const rlx_binding* bindings, uint32_t n_bindings) {
   std::lock_guard lk(run_mu_);
-  if (n_bindings != slots_.size())
-    fail(RLX_ERR_INVALID, "got ", n_bindings, " bindings, the program has ", slots_.size(),
-         " slots");
-  if (n_bindings && !bindings) fail(RLX_ERR_INVALID, "null bindings array");
+  const std::vector<Buffer*> bufs = bound_buffers<Buffer>(
+      bindings, n_bindings, slots_, tensors_.data(),
+      [&](const rlx_buffer* h) -> Buffer& { return dev_.buffer(h); });
   std::vector<Bound> cur(n_bindings);
   for (uint32_t s = 0; s < n_bindings; ++s) {
     const rlx_binding& b = bindings[s];
-    if (!b.buffer) fail(RLX_ERR_INVALID, "slot ", s, ": null buffer");
-    Buffer* buf;
-    try {
-      buf = &dev_.buffer(b.buffer);
-    } catch (const Error& e) {
-      fail(e.status(), "slot ", s, ": ", e.what());
-    }
-    const SlotUse& u = slots_[s];
-    uint64_t need;
-    if (__builtin_add_overflow(b.offset, u.end, &need) || need > buf->size()) {
-      if (!u.used)
-        fail(RLX_ERR_INVALID, "slot ", s, ": binding offset ", b.offset,
-             " is past the end of the buffer (", buf->size(), " bytes)");
-      const rlx_tensor_desc& t = tensors_[u.tensor];
-      fail(RLX_ERR_INVALID, "slot ", s, " (tensor ", u.tensor, " ", describe(t),
-           "): binding offset ", b.offset, " + tensor offset ", t.offset, " + ", t.nbytes,
-           " bytes exceeds the buffer size ", buf->size());
-    }
+    Buffer* buf = bufs[s];
     if (b.offset % 4 != 0)
       fail(RLX_ERR_INVALID, "slot ", s, ": binding offset ", b.offset,
            " is not a multiple of 4 (the element size)");
