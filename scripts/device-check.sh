@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The cuda backend on a lent GPU machine (one NVIDIA H200, see /work/.library/device/), in ONE
 # device call. First, here (Debian, with the -dev packages): `bash scripts/device-bundle.sh`
-# (makes .devdeps/, the header-only dependencies that machine lacks). Then the call:
+# (makes .devdeps/, the dependencies that machine lacks: header-only C++ packages, PCRE2 and
+# utf8proc as static archives with relocatable pkg-config files, a python3 pkg-config for a
+# machine without one). Then the call:
 #
 #   run(command="bash scripts/device-check.sh", carry=[".devdeps"], timeout_s=560)
 #
@@ -12,8 +14,11 @@
 # Steps, each timed; a failing step is FAIL in the table and the next steps still run where they
 # can (a step that needs the build is SKIP without one). The whole run keeps to a budget (default
 # 465 s, under 8 minutes): a step only gets the time left, less what the bench needs.
-#   info         nvidia-smi, nvcc, compiler, cmake, glibc versions
-#   build        build-device/: -DRLX_CUDA=ON -DRLX_CUDA_ARCHS=90, only the targets needed
+#   info         nvidia-smi, nvcc, compiler, cmake, pkg-config, glibc versions
+#   build        build-device/: -DRLX_CUDA=ON -DRLX_CUDA_ARCHS=90, only the targets needed; with
+#                .devdeps/: -DCMAKE_PREFIX_PATH=.devdeps, PKG_CONFIG_PATH=.devdeps/lib/pkgconfig:...
+#                and -DPKG_CONFIG_EXECUTABLE= the machine's pkg-config/pkgconf, else
+#                .devdeps/bin/pkg-config (python3)
 #   bandwidth    scripts/device/bandwidth.cu: copy and streaming-read GB/s (the decode roofline)
 #   devices      `rlx devices` lists cuda:0
 #   conformance  rlx-conformance --backend cuda (every op against float64 and against cpu)
@@ -85,6 +90,15 @@ export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 # nvcc lives in /usr/local/cuda/bin, which a fresh shell's PATH may lack.
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH=$PATH:/usr/local/cuda/bin
+fi
+# .devdeps (scripts/device-bundle.sh): its .pc files before any of the machine's (also for the
+# re-configure a build may run); where it holds a shared library (no static archive was there to
+# bundle), that folder for the loader too.
+if [[ -d $root/.devdeps ]]; then
+  export PKG_CONFIG_PATH=$root/.devdeps/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  if compgen -G "$root/.devdeps/lib/*.so*" >/dev/null; then
+    export LD_LIBRARY_PATH=$root/.devdeps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
 fi
 export root DEV TINY W JOBS PY BUILD RLX CONF quick
 
@@ -188,6 +202,7 @@ s_info() {
   echo "== nvcc"; nvcc --version 2>&1
   echo "== c++"; c++ --version 2>&1 | head -n 1
   echo "== cmake / ninja"; cmake --version 2>&1 | head -n 1; ninja --version 2>&1
+  echo "== pkg-config"; command -v pkg-config pkgconf 2>&1; pkg-config --version 2>&1
   echo "== python"; "$PY" -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)' 2>&1
   set -e
   local gpu nv cxx cm glibc
@@ -200,22 +215,31 @@ s_info() {
 }
 
 s_build() {
-  local gen=() prefix=() targets
+  local gen=() prefix=() targets pc=
   command -v cmake >/dev/null || { detail "no cmake"; exit 1; }
   command -v ninja >/dev/null && gen=(-G Ninja)
-  [[ -d $root/.devdeps ]] && prefix=(-DCMAKE_PREFIX_PATH="$root/.devdeps")
+  if [[ -d $root/.devdeps ]]; then
+    prefix=(-DCMAKE_PREFIX_PATH="$root/.devdeps")
+    # core/ finds PCRE2 and utf8proc with pkg_check_modules: the machine's pkg-config if it has
+    # one (PKG_CONFIG_PATH puts .devdeps first), else the bundle's python3 one. (Without the
+    # option, find_program would take .devdeps/bin/pkg-config anyway, from CMAKE_PREFIX_PATH.)
+    pc=$(command -v pkg-config || command -v pkgconf || true)
+    [[ -n $pc ]] || pc=$root/.devdeps/bin/pkg-config
+    prefix+=(-DPKG_CONFIG_EXECUTABLE="$pc")
+  fi
   if [[ ! -f $BUILD/CMakeCache.txt ]]; then
     cmake -S "$root" -B "$BUILD" "${gen[@]}" "${prefix[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DRLX_CUDA=ON -DRLX_CUDA_ARCHS=90 -DRLX_VULKAN=OFF -DRLX_ROCM=OFF -DRLX_BUILD_TESTS=ON \
       -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
   fi
   grep -E '^(fmt|spdlog|cxxopts|tomlplusplus|nlohmann_json|Boost|Catch2)_DIR:' "$BUILD/CMakeCache.txt" || true
+  grep -E '^(PKG_CONFIG_EXECUTABLE|pkgcfg_lib_[A-Z0-9]+_[^:]+):' "$BUILD/CMakeCache.txt" || true
   targets=(rlx rlx-conformance rlx-backend-cuda rlx-model-llama32 rlx-model-qwen3 rlx-backend-cpu-generic)
   if [[ $(uname -m) == x86_64 ]]; then
     targets+=(rlx-backend-cpu-avx2 rlx-backend-cpu-avx512 rlx-backend-cpu-avx512vnni)
   fi
   cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}"
-  detail "${#targets[@]} targets, -j$JOBS${prefix:+, deps from .devdeps}"
+  detail "${#targets[@]} targets, -j$JOBS${prefix:+, deps from .devdeps}${pc:+, pkg-config $pc}"
 }
 
 s_bandwidth() {

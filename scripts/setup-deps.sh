@@ -9,6 +9,8 @@ PACKAGES=(
   libfmt-dev libspdlog-dev libcxxopts-dev libtomlplusplus-dev
   nlohmann-json3-dev    # JSON: safetensors headers, config.json
   catch2                # Catch2 v2
+  libpcre2-dev          # tokenizer: pre-tokenizer regexes (PCRE2, Unicode classes, JIT)
+  libutf8proc-dev       # tokenizer: NFC normalization (Qwen)
   python3 python3-numpy # test-model maker and float64 references
   # Vulkan backend: loader + headers, the GLSL->SPIR-V compiler, and mesa's lavapipe (a CPU
   # Vulkan device, so the backend builds and its conformance runs without a GPU)

@@ -1,10 +1,13 @@
-// `rlx run`: load a model, run a prompt of token ids, stream the generated ids, and end with a
-// timing line. Every sampling flag reaches the sampler (tests check each one changes output).
+// `rlx run`: load a model, run a prompt (text with --prompt, or token ids with --prompt-ids),
+// stream what it generates (text, or ids), and end with a timing line. Every sampling flag
+// reaches the sampler (tests check each one changes output).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "commands.h"
@@ -14,6 +17,7 @@
 #include "rlx/log.h"
 #include "rlx/model.h"
 #include "rlx/profile.h"
+#include "text.h"
 
 namespace rlx::cli {
 namespace {
@@ -53,30 +57,6 @@ void write_logits(const std::string& path, std::span<const float> logits) {
   }
 }
 
-// Flags that override a profile key, applied last (after the file and the environment).
-struct ProfileFlag {
-  const char* flag;
-  const char* key;
-  const char* help;
-};
-constexpr ProfileFlag kProfileFlags[] = {
-    {"temperature", "sampling.temperature", "0 = greedy"},
-    {"top-k", "sampling.top_k", "keep the k most likely (0 = off)"},
-    {"top-p", "sampling.top_p", "nucleus mass (1 = off)"},
-    {"min-p", "sampling.min_p", "drop below min-p x the top probability (0 = off)"},
-    {"repeat-penalty", "sampling.repeat_penalty", "penalize recent tokens (1 = off)"},
-    {"repeat-last-n", "sampling.repeat_last_n", "tokens the penalty looks back over"},
-    {"seed", "sampling.seed", "sampling seed (-1 = random, logged)"},
-    {"threads", "threads.count", "backend threads (0 = all cores)"},
-    {"max-seq", "memory.max_seq", "KV cache rows (0 = min(model context, 4096))"},
-};
-
-std::filesystem::path installed_configs_dir() {
-  std::filesystem::path plugins = PluginHost::install_plugin_dir();  // <prefix>/lib/rlx/plugins
-  if (plugins.empty()) return {};
-  return plugins.parent_path().parent_path().parent_path() / "share" / "rlx" / "configs";
-}
-
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -86,6 +66,11 @@ int cmd_run(int argc, char** argv) {
   add("weights", "a .gguf file or a Hugging Face model directory", cxxopts::value<std::string>(),
       "PATH");
   add("device", "NAME or NAME:INDEX", cxxopts::value<std::string>()->default_value("cpu"));
+  add("prompt", "prompt text, tokenized with the model's tokenizer (BOS added when it uses one); "
+      "the output is text",
+      cxxopts::value<std::string>(), "TEXT");
+  add("tokenizer", "a tokenizer.json to use instead of the model's own",
+      cxxopts::value<std::string>(), "PATH");
   add("prompt-ids",
       "comma-separated prompt token ids; several utterances separated by ';' run one after the "
       "other on the same generator (compiled programs are reused)",
@@ -107,8 +92,10 @@ int cmd_run(int argc, char** argv) {
   if (!parse_flags(opts, argc, argv, r)) return 0;
   PluginHost host(apply_common_flags(r));
   if (!r.count("weights")) fail("rlx run: --weights is required (a .gguf file or an HF directory)");
-  if (!r.count("prompt-ids") && !r.count("print-profile"))
-    fail("rlx run: --prompt-ids is required, e.g. --prompt-ids 1,42");
+  if (!r.count("prompt-ids") && !r.count("prompt") && !r.count("print-profile"))
+    fail("rlx run: give --prompt TEXT or --prompt-ids IDS (e.g. --prompt-ids 1,42)");
+  if (r.count("prompt-ids") && r.count("prompt"))
+    fail("rlx run: --prompt and --prompt-ids conflict: give one");
   if (r.count("packed") && r.count("no-packed")) fail("rlx run: --packed and --no-packed conflict");
 
   // Flags are checked before the (possibly slow) model load.
@@ -128,6 +115,16 @@ int cmd_run(int argc, char** argv) {
   if (r.count("no-packed")) mopts.packed = false;
   const std::string weights = r["weights"].as<std::string>();
   auto model = Model::load(host, weights, mopts);
+  // Text mode: the prompt is tokenized, the output decoded as it streams.
+  std::optional<Tokenizer> tok;
+  if (r.count("prompt")) {
+    tok = load_tokenizer(weights, &model->file(),
+                         r.count("tokenizer") ? r["tokenizer"].as<std::string>() : "");
+    EncodeOptions eo;
+    eo.add_bos = true;
+    prompts.push_back(tok->encode(r["prompt"].as<std::string>(), eo));
+    if (prompts.back().empty()) fail("rlx run: --prompt is empty");
+  }
 
   // Profile: rlx.toml (next to the weights, else configs/), then RLX_* env, then flags.
   const std::string device = r["device"].as<std::string>();
@@ -156,6 +153,11 @@ int cmd_run(int argc, char** argv) {
   if (profile.sampling.seed < 0) log().info("seed {}", so.seed);
   const bool stop_at_eos = !r.count("ignore-eos");
   const int64_t eos = model->config().eos_id;
+  auto is_stop = [&](int32_t id) {
+    if (tok) return std::find(tok->stop_ids().begin(), tok->stop_ids().end(), id) !=
+                    tok->stop_ids().end();
+    return id == eos;
+  };
 
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t) {
@@ -172,12 +174,20 @@ int cmd_run(int argc, char** argv) {
 
     int generated = 0;
     double first_token_ms = prompt_ms;
+    std::optional<TokenDecoder> text;
+    if (tok) text.emplace(*tok);
     auto emit = [&](int32_t id) {
       if (generated == 0) first_token_ms = ms_since(t0);
-      std::printf("%s%d", generated ? " " : "", id);
-      std::fflush(stdout);
       ++generated;
-      return !(stop_at_eos && id == eos);
+      const bool stop = stop_at_eos && is_stop(id);
+      if (text) {
+        const std::string piece = stop ? text->flush() : text->push(id);
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+      } else {
+        std::printf("%s%d", generated > 1 ? " " : "", id);
+      }
+      std::fflush(stdout);
+      return !stop;
     };
     auto t1 = Clock::now();
     if (r.count("no-kv-cache")) {
@@ -187,6 +197,10 @@ int cmd_run(int argc, char** argv) {
       gen.generate_cached_with(max_tokens, so, emit);  // the first token samples `first`
     }
     double gen_ms = ms_since(t1);
+    if (text) {
+      const std::string rest = text->flush();
+      std::fwrite(rest.data(), 1, rest.size(), stdout);
+    }
     std::string which = prompts.size() > 1 ? fmt::format(" utterance {}:", u + 1) : "";
     std::printf(
         "%stiming:%s first token after %.1f ms; prompt %zu tokens in %.1f ms (%.1f t/s), "

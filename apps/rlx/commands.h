@@ -18,5 +18,7 @@ int cmd_check(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
 
 }  // namespace rlx::cli

@@ -52,6 +52,12 @@ std::string human_bytes(uint64_t bytes) {
   return u == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
+std::filesystem::path installed_configs_dir() {
+  std::filesystem::path plugins = PluginHost::install_plugin_dir();  // <prefix>/lib/rlx/plugins
+  if (plugins.empty()) return {};
+  return plugins.parent_path().parent_path().parent_path() / "share" / "rlx" / "configs";
+}
+
 std::string json_escape(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {

@@ -22,6 +22,9 @@ constexpr Command kCommands[] = {
     {"bench", "prompt and generation speed, llama-bench compatible JSON", rlx::cli::cmd_bench},
     {"check", "run one transformer block on a device and compare with cpu", rlx::cli::cmd_check},
     {"info", "show a weight file's format, metadata and tensors", rlx::cli::cmd_info},
+    {"chat", "talk to a model, one user turn per line (chat template, streaming text)",
+     rlx::cli::cmd_chat},
+    {"tokenize", "text -> token ids (JSON), or ids -> text with --decode", rlx::cli::cmd_tokenize},
 };
 
 void print_usage() {

@@ -450,6 +450,20 @@ std::vector<float> Generator::prefill_get_last_logits(std::span<const int32_t> c
   return std::vector<float>(logits.begin(), logits.end());
 }
 
+std::vector<float> Generator::continue_get_last_logits(std::span<const int32_t> context) {
+  if (context.empty()) fail("continue_get_last_logits: empty context");
+  // Rows [0, keep) of the cache hold exactly these tokens at these positions; at least the last
+  // token runs again, for its logits.
+  size_t keep = 0;
+  const size_t limit = std::min({static_cast<size_t>(past_), tokens_.size(), context.size() - 1});
+  while (keep < limit && tokens_[keep] == context[keep]) ++keep;
+  tokens_.assign(context.begin(), context.end());
+  std::span<float> logits =
+      run(std::span<const int32_t>(tokens_).subspan(keep), static_cast<int64_t>(keep));
+  past_ = static_cast<int64_t>(tokens_.size());
+  return std::vector<float>(logits.begin(), logits.end());
+}
+
 std::vector<float> Generator::decode_get_logits(int32_t input) {
   if (past_ != static_cast<int64_t>(tokens_.size()))
     fail(

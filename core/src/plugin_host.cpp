@@ -204,8 +204,14 @@ PluginHost::~PluginHost() {
   }
 }
 
-void PluginHost::reject(const fs::path& file, std::string name, std::string reason) {
-  log().warn("plugin {}: {}", file.string(), reason);
+void PluginHost::reject(const fs::path& file, std::string name, std::string reason,
+                        bool expected) {
+  // A GPU backend on a machine without that GPU is normal: `rlx devices` lists why; the log
+  // says so only at info level.
+  if (expected)
+    log().info("plugin {}: {}", file.string(), reason);
+  else
+    log().warn("plugin {}: {}", file.string(), reason);
   rejected_.push_back(RejectedPlugin{file, std::move(name), std::move(reason)});
 }
 
@@ -295,7 +301,8 @@ void PluginHost::scan() {
           c->shutdown();
           c->devices.clear();
           reject(r.path, r.name,
-                 fmt::format("unavailable: device probe failed ({}): {}", status_name(st), pe.msg));
+                 fmt::format("unavailable: device probe failed ({}): {}", status_name(st), pe.msg),
+                 st == RLX_ERR_NO_DEVICE);
           continue;
         }
       }

@@ -15,6 +15,8 @@ Session Session::open(PluginHost& host, const std::filesystem::path& weights,
   lookup.configs_dir = opts.configs_dir;
   lookup.device = opts.device;
   s.profile = load_profile(lookup);
+  for (const SessionOptions::Override& o : opts.overrides)
+    set_from_flag(s.profile, o.key, o.value, o.flag);
   s.device = host.open_device_spec(opts.device, s.profile.threads.count);
   GeneratorOptions gopts = GeneratorOptions::from_profile(s.profile);
   gopts.host_device = host.host_device_for(*s.device, s.profile.threads.count);

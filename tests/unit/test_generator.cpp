@@ -84,6 +84,34 @@ TEST_CASE("decoding one token equals prefilling the longer context", "[generator
   CHECK_THROWS_WITH(g.decode_get_logits(1), Catch::Contains("prefill_get_last_logits"));
 }
 
+TEST_CASE("continuing a conversation reuses the cached prefix and matches a fresh prefill",
+          "[generator]") {
+  auto model = Model::load(host(), temp_model("llama.gguf", {}));
+  auto dev = host().open_device("cpu");
+  Generator g(dev, *model);
+  std::vector<int32_t> turn1 = {3, 1, 4, 1, 5};
+  g.prefill_get_last_logits(turn1);
+  g.generate_cached(3, greedy());  // the reply: history 8 tokens, cache 7 rows
+  const uint64_t before = g.stats().prompt_tokens + g.stats().decode_tokens;
+
+  // The next turn: the history so far, then new tokens.
+  std::vector<int32_t> turn2 = g.tokens();
+  for (int32_t t : {9, 2, 6}) turn2.push_back(t);
+  std::vector<float> cont = g.continue_get_last_logits(turn2);
+  CHECK(g.past() == static_cast<int64_t>(turn2.size()));
+  // Only the reply's last token and the 3 new ones ran.
+  CHECK(g.stats().prompt_tokens + g.stats().decode_tokens - before == 4);
+  Generator fresh(dev, *model);
+  std::vector<float> full = fresh.prefill_get_last_logits(turn2);
+  CHECK(rel_rms(cont, full) < 1e-5);
+
+  // A history that diverges early (an edited earlier turn) keeps only the shared rows.
+  std::vector<int32_t> edited = {3, 1, 7, 7};
+  std::vector<float> e = g.continue_get_last_logits(edited);
+  CHECK(rel_rms(e, fresh.prefill_get_last_logits(edited)) < 1e-5);
+  CHECK(g.tokens() == edited);
+}
+
 TEST_CASE("the logit adjustment is applied before the argmax", "[generator]") {
   auto model = Model::load(host(), temp_model("llama.gguf", {}));
   auto dev = host().open_device("cpu");

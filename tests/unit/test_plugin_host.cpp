@@ -50,7 +50,10 @@ int thread_count() {
 TEST_CASE("each broken plugin is rejected with one warning and the rest still load", "[host]") {
   auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(512);
   log().sinks().push_back(sink);
+  const auto level = log().level();
+  log().set_level(spdlog::level::info);  // the no-device line is at info
   PluginHost host(only(RLX_TEST_FAKE_PLUGIN_DIR));
+  log().set_level(level);
   log().sinks().pop_back();
 
   auto loaded = by_name(host);
@@ -77,9 +80,12 @@ TEST_CASE("each broken plugin is rejected with one warning and the rest still lo
     REQUIRE(r != nullptr);
     CHECK_THAT(r->reason, Catch::Contains(reason));
     CHECK_FALSE(r->superseded);
+    // A backend without a device (the probe's RLX_ERR_NO_DEVICE) is normal on machines without
+    // that hardware: logged once at info, not as a warning.
+    const std::string level = file == "librlx-backend-probefail.so" ? "[info]" : "[warning]";
     int n = 0;
     for (const auto& w : warnings)
-      if (w.find("[warning]") != std::string::npos && w.find(file) != std::string::npos) ++n;
+      if (w.find(level) != std::string::npos && w.find(file) != std::string::npos) ++n;
     CHECK(n == 1);
   }
   // The OS loader's own words, not Boost's "Bad file descriptor".
@@ -92,7 +98,8 @@ TEST_CASE("each broken plugin is rejected with one warning and the rest still lo
   const RejectedPlugin* low = rejected_file(host, "librlx-backend-multi-low.so");
   REQUIRE(low != nullptr);
   CHECK(low->superseded);
-  for (const auto& w : warnings) CHECK(w.find("multi-low") == std::string::npos);
+  for (const auto& w : warnings)
+    if (w.find("[warning]") != std::string::npos) CHECK(w.find("multi-low") == std::string::npos);
 
   // Opening a rejected or unknown backend explains itself.
   CHECK_THROWS_WITH(host.open_device("probefail"),

@@ -128,6 +128,10 @@ class Generator {
 
   // Sets the history to `context`, fills the cache, returns the last position's logits.
   std::vector<float> prefill_get_last_logits(std::span<const int32_t> context);
+  // Sets the history to `context` like prefill_get_last_logits, but keeps the KV cache rows of
+  // the longest prefix `context` shares with the current history (the earlier turns of a chat)
+  // and runs only the rest. Returns the last position's logits.
+  std::vector<float> continue_get_last_logits(std::span<const int32_t> context);
   // Appends `input`, decodes it at position past(), returns its logits.
   std::vector<float> decode_get_logits(int32_t input);
 

@@ -97,7 +97,9 @@ class PluginHost {
   struct Loaded;
   void scan();
   std::unique_ptr<Loaded> try_load(const std::filesystem::path& file);
-  void reject(const std::filesystem::path& file, std::string name, std::string reason);
+  // expected: the plugin is fine but has no device here (logged at info, not warn).
+  void reject(const std::filesystem::path& file, std::string name, std::string reason,
+              bool expected = false);
   Loaded* find(std::string_view name) const;
 
   std::vector<std::filesystem::path> search_path_;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rlx/generator.h"
 #include "rlx/model.h"
@@ -19,6 +20,12 @@ struct SessionOptions {
   std::filesystem::path profile;      // explicit rlx.toml; empty = look beside the weights
   std::filesystem::path configs_dir;  // installed default profiles (may be empty)
   std::optional<bool> packed;         // unset: automatic by file size
+  // Command-line flags, applied to the profile last: {key, value, flag}, e.g.
+  // {"sampling.temperature", "0", "--temperature"}; errors name the flag.
+  struct Override {
+    std::string key, value, flag;
+  };
+  std::vector<Override> overrides;
 };
 
 struct Session {

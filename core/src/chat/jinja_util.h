@@ -1,0 +1,36 @@
+// Helpers shared by the Jinja value and evaluator code (internal).
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jinja.h"
+
+namespace rlx::chat {
+
+inline double num(const Value& v) {
+  return v.t == Value::T::Float ? v.f : v.t == Value::T::Bool ? (v.b ? 1.0 : 0.0) : static_cast<double>(v.i);
+}
+inline int64_t as_int(const Value& v) {
+  return v.t == Value::T::Float ? static_cast<int64_t>(v.f) : v.t == Value::T::Bool ? (v.b ? 1 : 0) : v.i;
+}
+
+struct JsonStyle {
+  int indent = -1;  // < 0: one line
+  std::string item_sep = ", ", key_sep = ": ";
+  bool sort_keys = false;
+};
+std::string to_json(const Value& v, const JsonStyle& st, int level);
+std::string json_string(std::string_view s);
+std::string py_float(double x);
+
+// Code points of UTF-8 text (a stray byte counts as one); `offsets` gets each code point's
+// byte offset plus the end.
+std::vector<uint32_t> decode_utf8(std::string_view s, std::vector<size_t>* offsets);
+bool py_isspace(uint32_t c);
+// Python's str.strip / lstrip / rstrip (chars == nullptr: Unicode whitespace).
+std::string py_strip(std::string_view s, const std::string* chars, bool left, bool right);
+
+}  // namespace rlx::chat
