@@ -140,7 +140,8 @@ def run_fetch(cache):
 
 def run_oracle(node, cache, tokenizer_json, cases_path, out_path):
     cmd = [node, os.path.join(HERE, "oracle.mjs"), "--modules", os.path.join(cache, "npm", "node_modules"),
-           "--tokenizer", tokenizer_json, "--cases", cases_path, "--out", out_path]
+           "--tokenizer", tokenizer_json, "--cases", cases_path, "--out", out_path,
+           "--decode-out", out_path + ".decode"]
     cfg = os.path.join(os.path.dirname(tokenizer_json), "tokenizer_config.json")
     if os.path.exists(cfg):
         cmd += ["--config", cfg]
@@ -220,6 +221,33 @@ def rlx_plain(rlx, tokenizer_json, text):
         return json.loads(p.stdout.decode("utf-8"))
     except ValueError:
         return "unparsable output: %r" % p.stdout[:200]
+
+
+def check_decode(rlx, model, tokenizer_json, records, work):
+    """rlx tokenize --decode --jsonl (and --skip-special) on the oracle's random id sequences."""
+    path = os.path.join(work, "decode-in.%s.jsonl" % model)
+    write_jsonl(path, [{"ids": r["ids"]} for r in records])
+    bad = 0
+    for flags, key in (([], "text"), (["--skip-special"], "text_skip_special")):
+        cmd = [rlx, "tokenize", "--tokenizer", tokenizer_json, "--decode", "--jsonl"] + flags
+        with open(path, "rb") as inp:
+            p = subprocess.run(cmd, stdin=inp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        if p.returncode != 0:
+            print("FAIL %s decode %s: exit %d: %s" % (model, " ".join(flags), p.returncode,
+                                                     p.stderr.decode(errors="replace")[-500:]))
+            return 0
+        got = [json.loads(l)["text"] for l in p.stdout.decode("utf-8").split("\n") if l.strip()]
+        for r, g in zip(records, got):
+            if g != r[key]:
+                bad += 1
+                print("FAIL %s %s%s: ids %s: rlx %r oracle %r" % (model, r["id"], " " + " ".join(flags) if flags else "",
+                                                              r["ids"], g, r[key]))
+        if len(got) != len(records):
+            print("FAIL %s decode: %d lines for %d inputs" % (model, len(got), len(records)))
+            return 0
+    print("decode %s: %d/%d random id sequences decode like the oracle (with and without --skip-special)"
+          % (model, len(records) - bad, len(records)))
+    return bad == 0
 
 
 def wrap_like_add_special(rec):
@@ -325,6 +353,7 @@ def main():
         passed, n = check_model(args, model, paths[model], cases, expected)
         totals.append((model, passed, n))
         ok_all &= passed == n
+        ok_all &= check_decode(args.rlx, model, paths[model], read_jsonl(exp_path + ".decode"), args.work)
     for model, passed, n in totals:
         print("SUMMARY %s: %d/%d cases pass (all variants)" % (model, passed, n))
     if not ok_all:

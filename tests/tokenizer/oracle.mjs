@@ -4,7 +4,11 @@
 // installed by fetch.sh into the cache, never into the source tree.
 //
 //   node oracle.mjs --modules CACHE/node_modules --tokenizer T.json [--config C.json]
-//                   --cases cases.jsonl [--out expected.jsonl]
+//                   --cases cases.jsonl [--out expected.jsonl] [--decode-out decode.jsonl]
+//
+// --decode-out: 300 seeded random id sequences (whole vocab, single-byte tokens that leave
+// UTF-8 sequences cut or invalid, special tokens) with the oracle's decode of each:
+//   {"id", "ids", "text", "text_skip_special"}   (clean_up_tokenization_spaces off, as rlx)
 //
 // One output line per case, in input order:
 //   {"id", "ids", "ids_add_special", "ids_split_special"}
@@ -79,6 +83,36 @@ for (const line of lines) {
     }
   }
   out.push(JSON.stringify(rec));
+}
+if (args["decode-out"]) {
+  // A fixed-seed LCG: the same sequences on every run and machine.
+  let state = 0x2545f491;
+  const rand = (n) => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state % n;
+  };
+  const size = Object.keys(vocab).length;
+  const byteLike = Object.entries(vocab)
+    .filter(([t]) => [...t].length === 1)
+    .map(([, id]) => id);
+  const specials = tokJson.added_tokens.map((t) => t.id);
+  const dec = [];
+  for (let i = 0; i < 300; i++) {
+    const ids = [];
+    const n = 1 + rand(12);
+    for (let k = 0; k < n; k++) {
+      const r = rand(10);
+      ids.push(r < 5 ? rand(size) : r < 9 ? byteLike[rand(byteLike.length)] : specials[rand(specials.length)]);
+    }
+    const opts = { clean_up_tokenization_spaces: false };
+    dec.push(JSON.stringify({
+      id: `decode-${i}`,
+      ids,
+      text: tok.decode(ids, { ...opts, skip_special_tokens: false }),
+      text_skip_special: tok.decode(ids, { ...opts, skip_special_tokens: true }),
+    }));
+  }
+  fs.writeFileSync(args["decode-out"], dec.join("\n") + "\n");
 }
 const text = out.join("\n") + "\n";
 if (args.out) fs.writeFileSync(args.out, text);
