@@ -1,971 +1,491 @@
 // Jinja evaluator: runs the parsed tree with Jinja2's scoping (a for loop's body gets a fresh
 // scope each iteration; if blocks share the enclosing one; namespace() objects carry values
-// out of loops), its filters, tests, and the Python methods of str / dict that chat templates
-// call.
+// out of loops). Filters, tests and methods: jinja_builtins.cpp.
 #include <cmath>
 #include <map>
 
-#include "jinja.h"
+#include "jinja_interp.h"
 #include "jinja_util.h"
-#include "rlx/error.h"
 
 namespace rlx::chat {
 
-struct Interp {
-  const Program& prog;
-  std::vector<std::map<std::string, Value, std::less<>>> frames;
-  std::string* sink = nullptr;  // where text goes
-  size_t pos = 0;  // position of the expression being evaluated (for errors)
-  int calls = 0;   // macro call depth
-  static constexpr size_t kMaxText = size_t{1} << 28;  // 256 MiB: a bound on built strings
-
-  enum class Flow { Normal, Break, Continue };
-
-  [[noreturn]] void fail(size_t at, std::string_view what) const {
-    throw Error(fmt::format("{}: {}", prog.where(at), what));
-  }
-
-  // ---- variables -----------------------------------------------------------------------------
-  Value lookup(const std::string& name) const {
-    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-      auto f = it->find(name);
-      if (f != it->end()) return f->second;
-    }
-    return Value::undef(name);
-  }
-
-  // ---- statements ----------------------------------------------------------------------------
-  Flow exec(const Body& body) {
-    for (const auto& st : body) {
-      Flow fl = exec(*st);
-      if (fl != Flow::Normal) return fl;
-    }
-    return Flow::Normal;
-  }
-
-  Flow exec(const Stmt& st) {
-    switch (st.k) {
-      case Stmt::K::Text: *sink += st.text; break;
-      case Stmt::K::Out: *sink += to_str(eval(*st.e[0])); break;
-      case Stmt::K::If:
-        for (size_t j = 0; j < st.bodies.size(); ++j) {
-          if (j >= st.e.size() || truthy(eval(*st.e[j]))) return exec(st.bodies[j]);
-        }
-        break;
-      case Stmt::K::For: return exec_for(st);
-      case Stmt::K::Set: {
-        Value v = eval(*st.e[0]);
-        assign(st, st.names, v);
-        break;
-      }
-      case Stmt::K::SetAttr: {
-        Value ns = lookup(st.names[0]);
-        if (ns.t != Value::T::NS)
-          fail(st.pos, fmt::format("cannot assign attribute on non-namespace object '{}'", st.names[0]));
-        ns.set(st.names[1], eval(*st.e[0]));
-        break;
-      }
-      case Stmt::K::SetBlock: {
-        std::string captured;
-        std::string* saved = sink;
-        sink = &captured;
-        exec(st.bodies[0]);
-        sink = saved;
-        frames.back()[st.names[0]] = Value::str(std::move(captured));
-        break;
-      }
-      case Stmt::K::Macro: frames.back()[st.text] = make_macro(st); break;
-      case Stmt::K::Break: return Flow::Break;
-      case Stmt::K::Continue: return Flow::Continue;
-    }
-    return Flow::Normal;
-  }
-
-  void assign(const Stmt& st, const std::vector<std::string>& names, const Value& v) {
-    if (names.size() == 1) {
-      frames.back()[names[0]] = v;
-      return;
-    }
-    std::vector<Value> items = iterate(v, st.pos);
-    if (items.size() != names.size())
-      fail(st.pos, fmt::format("cannot unpack {} values into {} names", items.size(), names.size()));
-    for (size_t j = 0; j < names.size(); ++j) frames.back()[names[j]] = items[j];
-  }
-
-  std::vector<Value> iterate(const Value& v, size_t at) {
-    switch (v.t) {
-      case Value::T::Undef: return {};
-      case Value::T::List: return *v.l;
-      case Value::T::Dict: {
-        std::vector<Value> keys;
-        for (const auto& kv : *v.d) keys.push_back(Value::str(kv.first));
-        return keys;
-      }
-      case Value::T::Str: {
-        std::vector<size_t> off;
-        decode_utf8(v.s, &off);
-        std::vector<Value> chars;
-        for (size_t j = 0; j + 1 < off.size(); ++j) chars.push_back(Value::str(v.s.substr(off[j], off[j + 1] - off[j])));
-        return chars;
-      }
-      default: fail(at, fmt::format("{} is not iterable", type_name(v)));
-    }
-  }
-
-  Flow exec_for(const Stmt& st) {
-    Value seq = eval(*st.e[0]);
-    std::vector<Value> items = iterate(seq, st.e[0]->pos);
-    if (st.e.size() > 1) {  // {% for x in xs if cond %}
-      std::vector<Value> kept;
-      for (const auto& it : items) {
-        frames.emplace_back();
-        assign(st, st.names, it);
-        bool keep = truthy(eval(*st.e[1]));
-        frames.pop_back();
-        if (keep) kept.push_back(it);
-      }
-      items = std::move(kept);
-    }
-    const int64_t n = static_cast<int64_t>(items.size());
-    for (int64_t j = 0; j < n; ++j) {
-      frames.emplace_back();
-      assign(st, st.names, items[static_cast<size_t>(j)]);
-      Value loop = Value::dict({
-          {"index", Value::integer(j + 1)},
-          {"index0", Value::integer(j)},
-          {"revindex", Value::integer(n - j)},
-          {"revindex0", Value::integer(n - j - 1)},
-          {"first", Value::boolean(j == 0)},
-          {"last", Value::boolean(j == n - 1)},
-          {"length", Value::integer(n)},
-          {"depth", Value::integer(1)},
-          {"depth0", Value::integer(0)},
-          {"previtem", j > 0 ? items[static_cast<size_t>(j - 1)] : Value::undef("previtem")},
-          {"nextitem", j + 1 < n ? items[static_cast<size_t>(j + 1)] : Value::undef("nextitem")},
-      });
-      loop.set("cycle", Value::func([j](Interp& in, Args& a) -> Value {
-        if (a.pos.empty()) fail_call(in, "loop.cycle() needs at least one argument");
-        return a.pos[static_cast<size_t>(j) % a.pos.size()];
-      }));
-      frames.back()["loop"] = loop;
-      Flow fl = exec(st.bodies[0]);
-      frames.pop_back();
-      if (fl == Flow::Break) break;
-    }
-    if (n == 0) return exec(st.bodies[1]);
-    return Flow::Normal;
-  }
-
-  Value make_macro(const Stmt& st) {
-    const Stmt* m = &st;
-    return Value::func([m](Interp& in, Args& a) -> Value {
-      std::map<std::string, Value, std::less<>> local;
-      for (size_t j = 0; j < m->names.size(); ++j) {
-        if (a.has(j, m->names[j])) {
-          local[m->names[j]] = a.get(j, m->names[j], Value());
-        } else if (m->e[j]) {
-          local[m->names[j]] = in.eval(*m->e[j]);
-        } else {
-          local[m->names[j]] = Value::undef(m->names[j]);
-        }
-      }
-      if (a.pos.size() > m->names.size()) fail_call(in, fmt::format("macro '{}' takes {} arguments", m->text, m->names.size()));
-      for (const auto& [k, v] : a.kw)
-        if (std::find(m->names.begin(), m->names.end(), k) == m->names.end())
-          fail_call(in, fmt::format("macro '{}' has no argument '{}'", m->text, k));
-      if (in.calls >= 100) fail_call(in, fmt::format("macro '{}' recursed too deeply", m->text));
-      ++in.calls;
-      struct Depth {
-        int& n;
-        ~Depth() { --n; }
-      } depth{in.calls};
-      auto saved_frames = std::move(in.frames);
-      in.frames = {saved_frames.front(), std::move(local)};
-      std::string captured;
-      std::string* saved_out = in.sink;
-      in.sink = &captured;
-      try {
-        in.exec(m->bodies[0]);
-      } catch (...) {
-        in.sink = saved_out;
-        in.frames = std::move(saved_frames);
-        throw;
-      }
-      in.sink = saved_out;
-      in.frames = std::move(saved_frames);
-      return Value::str(std::move(captured));
-    });
-  }
-
-  // ---- expressions ---------------------------------------------------------------------------
-  static std::string type_name(const Value& v) {
-    switch (v.t) {
-      case Value::T::Undef: return v.s.empty() ? "undefined" : fmt::format("'{}' (undefined)", v.s);
-      case Value::T::None: return "none";
-      case Value::T::Bool: return "a boolean";
-      case Value::T::Int: return "an integer";
-      case Value::T::Float: return "a float";
-      case Value::T::Str: return "a string";
-      case Value::T::List: return "a list";
-      case Value::T::Dict: return "a dict";
-      case Value::T::NS: return "a namespace";
-      case Value::T::Func: return "a function";
-    }
-    return "?";
-  }
-
-  Value eval(const Expr& e) {
-    switch (e.k) {
-      case Expr::K::Lit: return e.lit;
-      case Expr::K::Name: return lookup(e.name);
-      case Expr::K::List: {
-        List items;
-        for (const auto& x : e.a) items.push_back(eval(*x));
-        Value v = Value::list(std::move(items));
-        v.b = e.lit.t == Value::T::Bool;  // a tuple: (a, b)
-        return v;
-      }
-      case Expr::K::Dict: {
-        Value d = Value::dict();
-        for (size_t j = 0; j + 1 < e.a.size(); j += 2) {
-          Value k = eval(*e.a[j]);
-          d.set(k.is_str() ? k.s : to_str(k), eval(*e.a[j + 1]));
-        }
-        return d;
-      }
-      case Expr::K::Attr: return getattr(eval(*e.a[0]), e.name, e.pos);
-      case Expr::K::Item: return getitem(eval(*e.a[0]), eval(*e.a[1]), e.pos);
-      case Expr::K::Slice: return slice(e);
-      case Expr::K::Call: {
-        Value f = eval(*e.a[0]);
-        Args args = eval_args(e, 1);
-        if (f.is_undef() && e.a[0]->k == Expr::K::Name) fail(e.pos, fmt::format("'{}' is undefined", e.a[0]->name));
-        if (f.t != Value::T::Func) {
-          std::string what = e.a[0]->k == Expr::K::Name ? "'" + e.a[0]->name + "'"
-                             : e.a[0]->k == Expr::K::Attr ? "'" + e.a[0]->name + "'"
-                                                           : std::string("the value");
-          fail(e.pos, fmt::format("{} is not callable ({})", what, type_name(f)));
-        }
-        size_t saved = pos;
-        pos = e.pos;
-        Value r = (*f.fn)(*this, args);
-        pos = saved;
-        return r;
-      }
-      case Expr::K::Filter: {
-        Value v = eval(*e.a[0]);
-        Args args = eval_args(e, 1);
-        size_t saved = pos;
-        pos = e.pos;
-        Value r = filter(e.name, v, args);
-        pos = saved;
-        return r;
-      }
-      case Expr::K::Test: {
-        Value v = eval(*e.a[0]);
-        Args args = eval_args(e, 1);
-        size_t saved = pos;
-        pos = e.pos;
-        bool r = test(e.name, v, args);
-        pos = saved;
-        return Value::boolean(r != e.negated);
-      }
-      case Expr::K::Unary: {
-        Value v = eval(*e.a[0]);
-        if (e.name == "not") return Value::boolean(!truthy(v));
-        if (v.t == Value::T::Int || v.t == Value::T::Bool) return Value::integer(e.name == "-" ? -as_int(v) : as_int(v));
-        if (v.t == Value::T::Float) return Value::number(e.name == "-" ? -v.f : v.f);
-        fail(e.pos, fmt::format("bad operand for unary {}: {}", e.name, type_name(v)));
-      }
-      case Expr::K::Binary: return binary(e);
-      case Expr::K::Cond:
-        if (truthy(eval(*e.a[0]))) return eval(*e.a[1]);
-        return e.a[2] ? eval(*e.a[2]) : Value::undef();
-    }
-    return Value();
-  }
-
-  Args eval_args(const Expr& e, size_t from) {
-    Args a;
-    for (size_t j = from; j < e.a.size(); ++j) a.pos.push_back(eval(*e.a[j]));
-    for (const auto& [k, x] : e.kw) a.kw.push_back({k, eval(*x)});
-    return a;
-  }
-
-  Value binary(const Expr& e) {
-    const std::string& op = e.name;
-    Value l = eval(*e.a[0]);
-    if (op == "and") return truthy(l) ? eval(*e.a[1]) : l;
-    if (op == "or") return truthy(l) ? l : eval(*e.a[1]);
-    Value r = eval(*e.a[1]);
-    if (op == "==") return Value::boolean(equal(l, r));
-    if (op == "!=") return Value::boolean(!equal(l, r));
-    if (op == "in") return Value::boolean(contains(r, l, e.pos));
-    if (op == "not in") return Value::boolean(!contains(r, l, e.pos));
-    if (op == "<" || op == "<=" || op == ">" || op == ">=") {
-      int c = compare(l, r, e.pos, op);
-      return Value::boolean(op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0);
-    }
-    if (op == "~") return Value::str(to_str(l) + to_str(r));
-    if (op == "+") {
-      if (l.is_str() && r.is_str()) return Value::str(l.s + r.s);
-      if (l.is_list() && r.is_list()) {
-        List items = *l.l;
-        items.insert(items.end(), r.l->begin(), r.l->end());
-        return Value::list(std::move(items));
-      }
-    }
-    if (op == "*") {
-      const Value* s = l.is_str() || l.is_list() ? &l : r.is_str() || r.is_list() ? &r : nullptr;
-      const Value* n = s == &l ? &r : &l;
-      if (s && (n->t == Value::T::Int || n->t == Value::T::Bool)) {
-        int64_t times = std::max<int64_t>(0, as_int(*n));
-        size_t unit = s->is_str() ? s->s.size() : s->l->size() * 16;
-        if (times > 0 && unit > 0 && static_cast<uint64_t>(times) > kMaxText / unit)
-          fail(e.pos, "result of '*' is too large");
-        if (s->is_str()) {
-          std::string out;
-          for (int64_t k = 0; k < times; ++k) out += s->s;
-          return Value::str(std::move(out));
-        }
-        List items;
-        for (int64_t k = 0; k < times; ++k) items.insert(items.end(), s->l->begin(), s->l->end());
-        return Value::list(std::move(items));
-      }
-    }
-    if (!l.is_num() || !r.is_num())
-      fail(e.pos, fmt::format("unsupported operands for '{}': {} and {}", op, type_name(l), type_name(r)));
-    bool ints = l.t != Value::T::Float && r.t != Value::T::Float;
-    if (op == "+") return ints ? Value::integer(as_int(l) + as_int(r)) : Value::number(num(l) + num(r));
-    if (op == "-") return ints ? Value::integer(as_int(l) - as_int(r)) : Value::number(num(l) - num(r));
-    if (op == "*") return ints ? Value::integer(as_int(l) * as_int(r)) : Value::number(num(l) * num(r));
-    if (op == "/") {
-      if (num(r) == 0) fail(e.pos, "division by zero");
-      return Value::number(num(l) / num(r));
-    }
-    if (op == "//" || op == "%") {
-      if (num(r) == 0) fail(e.pos, op == "%" ? "modulo by zero" : "division by zero");
-      if (ints) {
-        int64_t a = as_int(l), b = as_int(r);
-        int64_t q = a / b, m = a % b;
-        if (m != 0 && ((m < 0) != (b < 0))) {
-          --q;
-          m += b;
-        }
-        return Value::integer(op == "//" ? q : m);
-      }
-      double a = num(l), b = num(r);
-      double q = std::floor(a / b);
-      return Value::number(op == "//" ? q : a - q * b);
-    }
-    if (op == "**") {
-      if (ints && as_int(r) >= 0) {
-        int64_t out = 1;
-        for (int64_t k = 0; k < as_int(r); ++k) out *= as_int(l);
-        return Value::integer(out);
-      }
-      return Value::number(std::pow(num(l), num(r)));
-    }
-    fail(e.pos, fmt::format("unknown operator '{}'", op));
-  }
-
-  bool contains(const Value& hay, const Value& needle, size_t at) {
-    switch (hay.t) {
-      case Value::T::Undef: return false;
-      case Value::T::Str:
-        if (!needle.is_str()) fail(at, fmt::format("'in <string>' needs a string, not {}", type_name(needle)));
-        return hay.s.find(needle.s) != std::string::npos;
-      case Value::T::List:
-        for (const auto& x : *hay.l)
-          if (equal(x, needle)) return true;
-        return false;
-      case Value::T::Dict:
-      case Value::T::NS: return needle.is_str() && hay.find(needle.s) != nullptr;
-      default: fail(at, fmt::format("'in' needs a string, list or dict, not {}", type_name(hay)));
-    }
-  }
-
-  int compare(const Value& l, const Value& r, size_t at, std::string_view op) {
-    if (l.is_num() && r.is_num()) {
-      double a = num(l), b = num(r);
-      return a < b ? -1 : a > b ? 1 : 0;
-    }
-    if (l.is_str() && r.is_str()) return l.s < r.s ? -1 : l.s > r.s ? 1 : 0;
-    if (l.is_list() && r.is_list()) {
-      for (size_t j = 0; j < std::min(l.l->size(), r.l->size()); ++j) {
-        if (equal((*l.l)[j], (*r.l)[j])) continue;
-        return compare((*l.l)[j], (*r.l)[j], at, op);
-      }
-      return l.l->size() < r.l->size() ? -1 : l.l->size() > r.l->size() ? 1 : 0;
-    }
-    fail(at, fmt::format("'{}' not supported between {} and {}", op, type_name(l), type_name(r)));
-  }
-
-  // Python-style index into n items (negative counts from the end); -1 when out of range.
-  static int64_t norm_index(int64_t i, int64_t n) {
-    if (i < 0) i += n;
-    return i < 0 || i >= n ? -1 : i;
-  }
-
-  Value getitem(const Value& obj, const Value& key, size_t at) {
-    switch (obj.t) {
-      case Value::T::Undef:
-      case Value::T::None: return Value::undef();
-      case Value::T::List:
-        if (key.t == Value::T::Int || key.t == Value::T::Bool) {
-          int64_t j = norm_index(as_int(key), static_cast<int64_t>(obj.l->size()));
-          return j < 0 ? Value::undef() : (*obj.l)[static_cast<size_t>(j)];
-        }
-        break;
-      case Value::T::Str:
-        if (key.t == Value::T::Int || key.t == Value::T::Bool) {
-          std::vector<size_t> off;
-          decode_utf8(obj.s, &off);
-          int64_t j = norm_index(as_int(key), static_cast<int64_t>(off.size()) - 1);
-          if (j < 0) return Value::undef();
-          auto u = static_cast<size_t>(j);
-          return Value::str(obj.s.substr(off[u], off[u + 1] - off[u]));
-        }
-        break;
-      case Value::T::Dict:
-      case Value::T::NS: {
-        std::string k = key.is_str() ? key.s : to_str(key);
-        if (const Value* v = obj.find(k)) return *v;
-        break;
-      }
-      default: break;
-    }
-    if (key.is_str()) return getattr(obj, key.s, at, /*item_first=*/false);
-    return Value::undef();
-  }
-
-  Value getattr(const Value& obj, const std::string& name, size_t at, bool item_first = true) {
-    if (obj.t == Value::T::Undef || obj.t == Value::T::None) return Value::undef(name);
-    if (obj.t == Value::T::Dict && item_first) {
-      // Python attributes (dict methods) come before keys, as in Jinja's getattr.
-      if (Value m = method(obj, name); m.t == Value::T::Func) return m;
-      if (const Value* v = obj.find(name)) return *v;
-      return Value::undef(name);
-    }
-    if (obj.t == Value::T::NS) {
-      if (const Value* v = obj.find(name)) return *v;
-      return Value::undef(name);
-    }
-    (void)at;
-    Value m = method(obj, name);
-    return m.t == Value::T::Func ? m : Value::undef(name);
-  }
-
-  Value slice(const Expr& e) {
-    Value obj = eval(*e.a[0]);
-    Value idx[3];
-    for (int k = 0; k < 3; ++k) {
-      if (e.a[static_cast<size_t>(k) + 1]) {
-        idx[k] = eval(*e.a[static_cast<size_t>(k) + 1]);
-        if (idx[k].is_none()) continue;
-        if (idx[k].t != Value::T::Int && idx[k].t != Value::T::Bool)
-          fail(e.pos, "slice indices must be integers or none");
-      }
-    }
-    int64_t step = idx[2].t == Value::T::Undef || idx[2].is_none() ? 1 : as_int(idx[2]);
-    if (step == 0) fail(e.pos, "slice step cannot be zero");
-    std::vector<size_t> off;
-    int64_t n;
-    if (obj.is_list()) {
-      n = static_cast<int64_t>(obj.l->size());
-    } else if (obj.is_str()) {
-      decode_utf8(obj.s, &off);
-      n = static_cast<int64_t>(off.size()) - 1;
-    } else if (obj.is_undef()) {
-      return Value::undef();
-    } else {
-      fail(e.pos, fmt::format("cannot slice {}", type_name(obj)));
-    }
-    auto bound = [&](const Value& v, int64_t def) {
-      if (v.t == Value::T::Undef || v.is_none()) return def;
-      int64_t i = as_int(v);
-      if (i < 0) i += n;
-      if (step > 0) return std::clamp<int64_t>(i, 0, n);
-      return std::clamp<int64_t>(i, -1, n - 1);
-    };
-    int64_t start = bound(idx[0], step > 0 ? 0 : n - 1);
-    int64_t stop = bound(idx[1], step > 0 ? n : -1);
-    std::vector<int64_t> picks;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) picks.push_back(i);
-    if (obj.is_list()) {
-      List items;
-      for (int64_t i : picks) items.push_back((*obj.l)[static_cast<size_t>(i)]);
-      return Value::list(std::move(items));
-    }
-    std::string s;
-    for (int64_t i : picks) {
-      auto u = static_cast<size_t>(i);
-      s.append(obj.s, off[u], off[u + 1] - off[u]);
-    }
-    return Value::str(std::move(s));
-  }
-
-  // ---- methods of str / dict / list --------------------------------------------------------
-  Value method(const Value& obj, const std::string& name);
-  Value filter(const std::string& name, const Value& v, Args& a);
-  bool test(const std::string& name, const Value& v, Args& a);
-  std::string need_str(const Value& v, std::string_view what) {
-    if (!v.is_str()) fail(pos, fmt::format("{} needs a string, got {}", what, type_name(v)));
-    return v.s;
-  }
-};
-
-void fail_call(Interp& in, std::string_view what) { in.fail(in.pos, what); }
-
-namespace {
-
-std::string ascii_upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-std::string ascii_lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-std::string py_title(const std::string& s) {
-  std::string out = s;
-  bool prev_alpha = false;
-  for (char& c : out) {
-    auto u = static_cast<unsigned char>(c);
-    bool alpha = std::isalpha(u) != 0;
-    c = static_cast<char>(alpha ? (prev_alpha ? std::tolower(u) : std::toupper(u)) : u);
-    prev_alpha = alpha || u >= 0x80;
-  }
-  return out;
-}
-std::string py_capitalize(const std::string& s) {
-  std::string out = ascii_lower(s);
-  if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
-  return out;
-}
-std::string py_replace(const std::string& s, const std::string& from, const std::string& to, int64_t count) {
-  std::string out;
-  if (from.empty()) {  // Python inserts `to` between every character
-    std::vector<size_t> off;
-    decode_utf8(s, &off);
-    int64_t done = 0;
-    for (size_t j = 0; j + 1 < off.size(); ++j) {
-      if (count < 0 || done < count) {
-        out += to;
-        ++done;
-      }
-      out.append(s, off[j], off[j + 1] - off[j]);
-    }
-    if (count < 0 || done < count) out += to;
-    return out;
-  }
-  size_t p = 0;
-  int64_t done = 0;
-  while (count < 0 || done < count) {
-    size_t q = s.find(from, p);
-    if (q == std::string::npos) break;
-    out.append(s, p, q - p);
-    out += to;
-    p = q + from.size();
-    ++done;
-  }
-  out.append(s, p, std::string::npos);
-  return out;
-}
-List py_split(const std::string& s, const Value& sep, int64_t maxsplit) {
-  List out;
-  if (!sep.is_str()) {  // runs of whitespace, no empty pieces
-    std::vector<size_t> off;
-    auto cps = decode_utf8(s, &off);
-    size_t j = 0;
-    while (j < cps.size()) {
-      while (j < cps.size() && py_isspace(cps[j])) ++j;
-      if (j >= cps.size()) break;
-      if (maxsplit >= 0 && static_cast<int64_t>(out.size()) >= maxsplit) {
-        out.push_back(Value::str(s.substr(off[j])));  // the rest, as is
-        break;
-      }
-      size_t b = j;
-      while (j < cps.size() && !py_isspace(cps[j])) ++j;
-      out.push_back(Value::str(s.substr(off[b], off[j] - off[b])));
-    }
-    return out;
-  }
-  size_t p = 0;
-  while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
-    size_t q = s.find(sep.s, p);
-    if (q == std::string::npos) break;
-    out.push_back(Value::str(s.substr(p, q - p)));
-    p = q + sep.s.size();
-  }
-  out.push_back(Value::str(s.substr(p)));
-  return out;
-}
-
-bool starts_or_ends(const std::string& s, const Value& what, bool start) {
-  auto one = [&](const std::string& x) {
-    if (x.size() > s.size()) return false;
-    return start ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
-  };
-  if (what.is_list()) {
-    for (const auto& x : *what.l)
-      if (x.is_str() && one(x.s)) return true;
-    return false;
-  }
-  return what.is_str() && one(what.s);
-}
-
-Value items_of(const Value& d) {
-  List items;
-  for (const auto& [k, v] : *d.d) {
-    items.push_back(Value::list({Value::str(k), v}));
-    items.back().b = true;  // (key, value) tuples
-  }
-  return Value::list(std::move(items));
-}
-
-}  // namespace
-
-Value Interp::method(const Value& obj, const std::string& name) {
-  const Value self = obj;
-  auto fn = [](auto f) { return Value::func(std::move(f)); };
-  if (obj.is_str()) {
-    if (name == "strip" || name == "lstrip" || name == "rstrip") {
-      bool l = name != "rstrip", r = name != "lstrip";
-      return fn([self, l, r](Interp& in, Args& a) {
-        Value c = a.get(0, "chars", Value::none());
-        if (c.is_none()) return Value::str(py_strip(self.s, nullptr, l, r));
-        std::string chars = in.need_str(c, "strip()");
-        return Value::str(py_strip(self.s, &chars, l, r));
-      });
-    }
-    if (name == "startswith" || name == "endswith") {
-      bool start = name == "startswith";
-      return fn([self, start](Interp&, Args& a) {
-        return Value::boolean(starts_or_ends(self.s, a.get(0, "prefix", Value()), start));
-      });
-    }
-    if (name == "split") {
-      return fn([self](Interp&, Args& a) {
-        Value m = a.get(1, "maxsplit", Value::integer(-1));
-        return Value::list(py_split(self.s, a.get(0, "sep", Value::none()), as_int(m)));
-      });
-    }
-    if (name == "upper") return fn([self](Interp&, Args&) { return Value::str(ascii_upper(self.s)); });
-    if (name == "lower") return fn([self](Interp&, Args&) { return Value::str(ascii_lower(self.s)); });
-    if (name == "title") return fn([self](Interp&, Args&) { return Value::str(py_title(self.s)); });
-    if (name == "capitalize") return fn([self](Interp&, Args&) { return Value::str(py_capitalize(self.s)); });
-    if (name == "replace") {
-      return fn([self](Interp& in, Args& a) {
-        std::string from = in.need_str(a.get(0, "old", Value()), "replace()");
-        std::string to = in.need_str(a.get(1, "new", Value()), "replace()");
-        return Value::str(py_replace(self.s, from, to, as_int(a.get(2, "count", Value::integer(-1)))));
-      });
-    }
-    if (name == "find") {
-      return fn([self](Interp& in, Args& a) {
-        size_t p = self.s.find(in.need_str(a.get(0, "sub", Value()), "find()"));
-        if (p == std::string::npos) return Value::integer(-1);
-        std::vector<size_t> off;
-        decode_utf8(std::string_view(self.s).substr(0, p), &off);
-        return Value::integer(static_cast<int64_t>(off.size()) - 1);
-      });
-    }
-    if (name == "count") {
-      return fn([self](Interp& in, Args& a) {
-        std::string sub = in.need_str(a.get(0, "sub", Value()), "count()");
-        if (sub.empty()) return Value::integer(static_cast<int64_t>(decode_utf8(self.s, nullptr).size()) + 1);
-        int64_t c = 0;
-        for (size_t p = self.s.find(sub); p != std::string::npos; p = self.s.find(sub, p + sub.size())) ++c;
-        return Value::integer(c);
-      });
-    }
-    if (name == "join") {
-      return fn([self](Interp& in, Args& a) {
-        std::string out;
-        auto items = in.iterate(a.get(0, "iterable", Value()), in.pos);
-        for (size_t j = 0; j < items.size(); ++j) out += (j ? self.s : "") + to_str(items[j]);
-        return Value::str(std::move(out));
-      });
-    }
-    if (name == "splitlines") {
-      return fn([self](Interp&, Args&) {
-        List out;
-        size_t p = 0;
-        while (p < self.s.size()) {
-          size_t q = self.s.find_first_of("\r\n", p);
-          if (q == std::string::npos) {
-            out.push_back(Value::str(self.s.substr(p)));
-            break;
-          }
-          out.push_back(Value::str(self.s.substr(p, q - p)));
-          p = q + ((self.s[q] == '\r' && q + 1 < self.s.size() && self.s[q + 1] == '\n') ? 2 : 1);
-        }
-        return Value::list(std::move(out));
-      });
-    }
-    if (name == "isspace" || name == "isdigit" || name == "isalpha") {
-      return fn([self, name](Interp&, Args&) {
-        auto cps = decode_utf8(self.s, nullptr);
-        bool ok = !cps.empty();
-        for (uint32_t c : cps) {
-          if (name == "isspace") ok = ok && py_isspace(c);
-          else if (name == "isdigit") ok = ok && c >= '0' && c <= '9';
-          else ok = ok && c < 0x80 && std::isalpha(static_cast<int>(c));
-        }
-        return Value::boolean(ok);
-      });
-    }
-  } else if (obj.is_dict()) {
-    if (name == "get") {
-      return fn([self](Interp&, Args& a) {
-        Value k = a.get(0, "key", Value());
-        const Value* v = self.find(k.is_str() ? k.s : to_str(k));
-        return v ? *v : a.get(1, "default", Value::none());
-      });
-    }
-    if (name == "items") return fn([self](Interp&, Args&) { return items_of(self); });
-    if (name == "keys" || name == "values") {
-      bool keys = name == "keys";
-      return fn([self, keys](Interp&, Args&) {
-        List out;
-        for (const auto& [k, v] : *self.d) out.push_back(keys ? Value::str(k) : v);
-        return Value::list(std::move(out));
-      });
-    }
+Value Interp::lookup(const std::string& name) const {
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    auto f = it->find(name);
+    if (f != it->end()) return f->second;
   }
   return Value::undef(name);
 }
 
-// ---- filters ---------------------------------------------------------------------------------
+Interp::Flow Interp::exec(const Body& body) {
+  for (const auto& st : body) {
+    Flow fl = exec(*st);
+    if (fl != Flow::Normal) return fl;
+  }
+  return Flow::Normal;
+}
 
-Value Interp::filter(const std::string& name, const Value& v, Args& a) {
-  auto length = [&](const Value& x) -> int64_t {
-    switch (x.t) {
-      case Value::T::Undef: return 0;
-      case Value::T::Str: return static_cast<int64_t>(decode_utf8(x.s, nullptr).size());
-      case Value::T::List: return static_cast<int64_t>(x.l->size());
-      case Value::T::Dict:
-      case Value::T::NS: return static_cast<int64_t>(x.d->size());
-      default: fail(pos, fmt::format("object of type {} has no length", type_name(x)));
+Interp::Flow Interp::exec(const Stmt& st) {
+  switch (st.k) {
+    case Stmt::K::Text: *sink += st.text; break;
+    case Stmt::K::Out: *sink += to_str(eval(*st.e[0])); break;
+    case Stmt::K::If:
+      for (size_t j = 0; j < st.bodies.size(); ++j) {
+        if (j >= st.e.size() || truthy(eval(*st.e[j]))) return exec(st.bodies[j]);
+      }
+      break;
+    case Stmt::K::For: return exec_for(st);
+    case Stmt::K::Set: {
+      Value v = eval(*st.e[0]);
+      assign(st, st.names, v);
+      break;
     }
+    case Stmt::K::SetAttr: {
+      Value ns = lookup(st.names[0]);
+      if (ns.t != Value::T::NS)
+        fail(st.pos, fmt::format("cannot assign attribute on non-namespace object '{}'", st.names[0]));
+      ns.set(st.names[1], eval(*st.e[0]));
+      break;
+    }
+    case Stmt::K::SetBlock: {
+      std::string captured;
+      std::string* saved = sink;
+      sink = &captured;
+      exec(st.bodies[0]);
+      sink = saved;
+      frames.back()[st.names[0]] = Value::str(std::move(captured));
+      break;
+    }
+    case Stmt::K::Macro: frames.back()[st.text] = make_macro(st); break;
+    case Stmt::K::Break: return Flow::Break;
+    case Stmt::K::Continue: return Flow::Continue;
+  }
+  return Flow::Normal;
+}
+
+void Interp::assign(const Stmt& st, const std::vector<std::string>& names, const Value& v) {
+  if (names.size() == 1) {
+    frames.back()[names[0]] = v;
+    return;
+  }
+  std::vector<Value> items = iterate(v, st.pos);
+  if (items.size() != names.size())
+    fail(st.pos, fmt::format("cannot unpack {} values into {} names", items.size(), names.size()));
+  for (size_t j = 0; j < names.size(); ++j) frames.back()[names[j]] = items[j];
+}
+
+std::vector<Value> Interp::iterate(const Value& v, size_t at) {
+  switch (v.t) {
+    case Value::T::Undef: return {};
+    case Value::T::List: return *v.l;
+    case Value::T::Dict: {
+      std::vector<Value> keys;
+      for (const auto& kv : *v.d) keys.push_back(Value::str(kv.first));
+      return keys;
+    }
+    case Value::T::Str: {
+      std::vector<size_t> off;
+      decode_utf8(v.s, &off);
+      std::vector<Value> chars;
+      for (size_t j = 0; j + 1 < off.size(); ++j) chars.push_back(Value::str(v.s.substr(off[j], off[j + 1] - off[j])));
+      return chars;
+    }
+    default: fail(at, fmt::format("{} is not iterable", type_name(v)));
+  }
+}
+
+Interp::Flow Interp::exec_for(const Stmt& st) {
+  Value seq = eval(*st.e[0]);
+  std::vector<Value> items = iterate(seq, st.e[0]->pos);
+  if (st.e.size() > 1) {  // {% for x in xs if cond %}
+    std::vector<Value> kept;
+    for (const auto& it : items) {
+      frames.emplace_back();
+      assign(st, st.names, it);
+      bool keep = truthy(eval(*st.e[1]));
+      frames.pop_back();
+      if (keep) kept.push_back(it);
+    }
+    items = std::move(kept);
+  }
+  const int64_t n = static_cast<int64_t>(items.size());
+  for (int64_t j = 0; j < n; ++j) {
+    frames.emplace_back();
+    assign(st, st.names, items[static_cast<size_t>(j)]);
+    Value loop = Value::dict({
+        {"index", Value::integer(j + 1)},
+        {"index0", Value::integer(j)},
+        {"revindex", Value::integer(n - j)},
+        {"revindex0", Value::integer(n - j - 1)},
+        {"first", Value::boolean(j == 0)},
+        {"last", Value::boolean(j == n - 1)},
+        {"length", Value::integer(n)},
+        {"depth", Value::integer(1)},
+        {"depth0", Value::integer(0)},
+        {"previtem", j > 0 ? items[static_cast<size_t>(j - 1)] : Value::undef("previtem")},
+        {"nextitem", j + 1 < n ? items[static_cast<size_t>(j + 1)] : Value::undef("nextitem")},
+    });
+    loop.set("cycle", Value::func([j](Interp& in, Args& a) -> Value {
+      if (a.pos.empty()) fail_call(in, "loop.cycle() needs at least one argument");
+      return a.pos[static_cast<size_t>(j) % a.pos.size()];
+    }));
+    frames.back()["loop"] = loop;
+    Flow fl = exec(st.bodies[0]);
+    frames.pop_back();
+    if (fl == Flow::Break) break;
+  }
+  if (n == 0) return exec(st.bodies[1]);
+  return Flow::Normal;
+}
+
+Value Interp::make_macro(const Stmt& st) {
+  const Stmt* m = &st;
+  return Value::func([m](Interp& in, Args& a) -> Value {
+    std::map<std::string, Value, std::less<>> local;
+    for (size_t j = 0; j < m->names.size(); ++j) {
+      if (a.has(j, m->names[j])) {
+        local[m->names[j]] = a.get(j, m->names[j], Value());
+      } else if (m->e[j]) {
+        local[m->names[j]] = in.eval(*m->e[j]);
+      } else {
+        local[m->names[j]] = Value::undef(m->names[j]);
+      }
+    }
+    if (a.pos.size() > m->names.size()) fail_call(in, fmt::format("macro '{}' takes {} arguments", m->text, m->names.size()));
+    for (const auto& [k, v] : a.kw)
+      if (std::find(m->names.begin(), m->names.end(), k) == m->names.end())
+        fail_call(in, fmt::format("macro '{}' has no argument '{}'", m->text, k));
+    if (in.calls >= 100) fail_call(in, fmt::format("macro '{}' recursed too deeply", m->text));
+    ++in.calls;
+    struct Depth {
+      int& n;
+      ~Depth() { --n; }
+    } depth{in.calls};
+    auto saved_frames = std::move(in.frames);
+    in.frames = {saved_frames.front(), std::move(local)};
+    std::string captured;
+    std::string* saved_out = in.sink;
+    in.sink = &captured;
+    try {
+      in.exec(m->bodies[0]);
+    } catch (...) {
+      in.sink = saved_out;
+      in.frames = std::move(saved_frames);
+      throw;
+    }
+    in.sink = saved_out;
+    in.frames = std::move(saved_frames);
+    return Value::str(std::move(captured));
+  });
+}
+
+std::string Interp::type_name(const Value& v) {
+  switch (v.t) {
+    case Value::T::Undef: return v.s.empty() ? "undefined" : fmt::format("'{}' (undefined)", v.s);
+    case Value::T::None: return "none";
+    case Value::T::Bool: return "a boolean";
+    case Value::T::Int: return "an integer";
+    case Value::T::Float: return "a float";
+    case Value::T::Str: return "a string";
+    case Value::T::List: return "a list";
+    case Value::T::Dict: return "a dict";
+    case Value::T::NS: return "a namespace";
+    case Value::T::Func: return "a function";
+  }
+  return "?";
+}
+
+Value Interp::eval(const Expr& e) {
+  switch (e.k) {
+    case Expr::K::Lit: return e.lit;
+    case Expr::K::Name: return lookup(e.name);
+    case Expr::K::List: {
+      List items;
+      for (const auto& x : e.a) items.push_back(eval(*x));
+      Value v = Value::list(std::move(items));
+      v.b = e.lit.t == Value::T::Bool;  // a tuple: (a, b)
+      return v;
+    }
+    case Expr::K::Dict: {
+      Value d = Value::dict();
+      for (size_t j = 0; j + 1 < e.a.size(); j += 2) {
+        Value k = eval(*e.a[j]);
+        d.set(k.is_str() ? k.s : to_str(k), eval(*e.a[j + 1]));
+      }
+      return d;
+    }
+    case Expr::K::Attr: return getattr(eval(*e.a[0]), e.name, e.pos);
+    case Expr::K::Item: return getitem(eval(*e.a[0]), eval(*e.a[1]), e.pos);
+    case Expr::K::Slice: return slice(e);
+    case Expr::K::Call: {
+      Value f = eval(*e.a[0]);
+      Args args = eval_args(e, 1);
+      if (f.is_undef() && e.a[0]->k == Expr::K::Name) fail(e.pos, fmt::format("'{}' is undefined", e.a[0]->name));
+      if (f.t != Value::T::Func) {
+        std::string what = e.a[0]->k == Expr::K::Name ? "'" + e.a[0]->name + "'"
+                           : e.a[0]->k == Expr::K::Attr ? "'" + e.a[0]->name + "'"
+                                                         : std::string("the value");
+        fail(e.pos, fmt::format("{} is not callable ({})", what, type_name(f)));
+      }
+      size_t saved = pos;
+      pos = e.pos;
+      Value r = (*f.fn)(*this, args);
+      pos = saved;
+      return r;
+    }
+    case Expr::K::Filter: {
+      Value v = eval(*e.a[0]);
+      Args args = eval_args(e, 1);
+      size_t saved = pos;
+      pos = e.pos;
+      Value r = filter(e.name, v, args);
+      pos = saved;
+      return r;
+    }
+    case Expr::K::Test: {
+      Value v = eval(*e.a[0]);
+      Args args = eval_args(e, 1);
+      size_t saved = pos;
+      pos = e.pos;
+      bool r = test(e.name, v, args);
+      pos = saved;
+      return Value::boolean(r != e.negated);
+    }
+    case Expr::K::Unary: {
+      Value v = eval(*e.a[0]);
+      if (e.name == "not") return Value::boolean(!truthy(v));
+      if (v.t == Value::T::Int || v.t == Value::T::Bool) return Value::integer(e.name == "-" ? -as_int(v) : as_int(v));
+      if (v.t == Value::T::Float) return Value::number(e.name == "-" ? -v.f : v.f);
+      fail(e.pos, fmt::format("bad operand for unary {}: {}", e.name, type_name(v)));
+    }
+    case Expr::K::Binary: return binary(e);
+    case Expr::K::Cond:
+      if (truthy(eval(*e.a[0]))) return eval(*e.a[1]);
+      return e.a[2] ? eval(*e.a[2]) : Value::undef();
+  }
+  return Value();
+}
+
+Args Interp::eval_args(const Expr& e, size_t from) {
+  Args a;
+  for (size_t j = from; j < e.a.size(); ++j) a.pos.push_back(eval(*e.a[j]));
+  for (const auto& [k, x] : e.kw) a.kw.push_back({k, eval(*x)});
+  return a;
+}
+
+Value Interp::binary(const Expr& e) {
+  const std::string& op = e.name;
+  Value l = eval(*e.a[0]);
+  if (op == "and") return truthy(l) ? eval(*e.a[1]) : l;
+  if (op == "or") return truthy(l) ? l : eval(*e.a[1]);
+  Value r = eval(*e.a[1]);
+  if (op == "==") return Value::boolean(equal(l, r));
+  if (op == "!=") return Value::boolean(!equal(l, r));
+  if (op == "in") return Value::boolean(contains(r, l, e.pos));
+  if (op == "not in") return Value::boolean(!contains(r, l, e.pos));
+  if (op == "<" || op == "<=" || op == ">" || op == ">=") {
+    int c = compare(l, r, e.pos, op);
+    return Value::boolean(op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0);
+  }
+  if (op == "~") return Value::str(to_str(l) + to_str(r));
+  if (op == "+") {
+    if (l.is_str() && r.is_str()) return Value::str(l.s + r.s);
+    if (l.is_list() && r.is_list()) {
+      List items = *l.l;
+      items.insert(items.end(), r.l->begin(), r.l->end());
+      return Value::list(std::move(items));
+    }
+  }
+  if (op == "*") {
+    const Value* s = l.is_str() || l.is_list() ? &l : r.is_str() || r.is_list() ? &r : nullptr;
+    const Value* n = s == &l ? &r : &l;
+    if (s && (n->t == Value::T::Int || n->t == Value::T::Bool)) {
+      int64_t times = std::max<int64_t>(0, as_int(*n));
+      size_t unit = s->is_str() ? s->s.size() : s->l->size() * 16;
+      if (times > 0 && unit > 0 && static_cast<uint64_t>(times) > kMaxText / unit)
+        fail(e.pos, "result of '*' is too large");
+      if (s->is_str()) {
+        std::string out;
+        for (int64_t k = 0; k < times; ++k) out += s->s;
+        return Value::str(std::move(out));
+      }
+      List items;
+      for (int64_t k = 0; k < times; ++k) items.insert(items.end(), s->l->begin(), s->l->end());
+      return Value::list(std::move(items));
+    }
+  }
+  if (!l.is_num() || !r.is_num())
+    fail(e.pos, fmt::format("unsupported operands for '{}': {} and {}", op, type_name(l), type_name(r)));
+  bool ints = l.t != Value::T::Float && r.t != Value::T::Float;
+  if (op == "+") return ints ? Value::integer(as_int(l) + as_int(r)) : Value::number(num(l) + num(r));
+  if (op == "-") return ints ? Value::integer(as_int(l) - as_int(r)) : Value::number(num(l) - num(r));
+  if (op == "*") return ints ? Value::integer(as_int(l) * as_int(r)) : Value::number(num(l) * num(r));
+  if (op == "/") {
+    if (num(r) == 0) fail(e.pos, "division by zero");
+    return Value::number(num(l) / num(r));
+  }
+  if (op == "//" || op == "%") {
+    if (num(r) == 0) fail(e.pos, op == "%" ? "modulo by zero" : "division by zero");
+    if (ints) {
+      int64_t a = as_int(l), b = as_int(r);
+      int64_t q = a / b, m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) {
+        --q;
+        m += b;
+      }
+      return Value::integer(op == "//" ? q : m);
+    }
+    double a = num(l), b = num(r);
+    double q = std::floor(a / b);
+    return Value::number(op == "//" ? q : a - q * b);
+  }
+  if (op == "**") {
+    if (ints && as_int(r) >= 0) {
+      int64_t out = 1;
+      for (int64_t k = 0; k < as_int(r); ++k) out *= as_int(l);
+      return Value::integer(out);
+    }
+    return Value::number(std::pow(num(l), num(r)));
+  }
+  fail(e.pos, fmt::format("unknown operator '{}'", op));
+}
+
+bool Interp::contains(const Value& hay, const Value& needle, size_t at) {
+  switch (hay.t) {
+    case Value::T::Undef: return false;
+    case Value::T::Str:
+      if (!needle.is_str()) fail(at, fmt::format("'in <string>' needs a string, not {}", type_name(needle)));
+      return hay.s.find(needle.s) != std::string::npos;
+    case Value::T::List:
+      for (const auto& x : *hay.l)
+        if (equal(x, needle)) return true;
+      return false;
+    case Value::T::Dict:
+    case Value::T::NS: return needle.is_str() && hay.find(needle.s) != nullptr;
+    default: fail(at, fmt::format("'in' needs a string, list or dict, not {}", type_name(hay)));
+  }
+}
+
+int Interp::compare(const Value& l, const Value& r, size_t at, std::string_view op) {
+  if (l.is_num() && r.is_num()) {
+    double a = num(l), b = num(r);
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  if (l.is_str() && r.is_str()) return l.s < r.s ? -1 : l.s > r.s ? 1 : 0;
+  if (l.is_list() && r.is_list()) {
+    for (size_t j = 0; j < std::min(l.l->size(), r.l->size()); ++j) {
+      if (equal((*l.l)[j], (*r.l)[j])) continue;
+      return compare((*l.l)[j], (*r.l)[j], at, op);
+    }
+    return l.l->size() < r.l->size() ? -1 : l.l->size() > r.l->size() ? 1 : 0;
+  }
+  fail(at, fmt::format("'{}' not supported between {} and {}", op, type_name(l), type_name(r)));
+}
+
+int64_t Interp::norm_index(int64_t i, int64_t n) {
+  if (i < 0) i += n;
+  return i < 0 || i >= n ? -1 : i;
+}
+
+Value Interp::getitem(const Value& obj, const Value& key, size_t at) {
+  switch (obj.t) {
+    case Value::T::Undef:
+    case Value::T::None: return Value::undef();
+    case Value::T::List:
+      if (key.t == Value::T::Int || key.t == Value::T::Bool) {
+        int64_t j = norm_index(as_int(key), static_cast<int64_t>(obj.l->size()));
+        return j < 0 ? Value::undef() : (*obj.l)[static_cast<size_t>(j)];
+      }
+      break;
+    case Value::T::Str:
+      if (key.t == Value::T::Int || key.t == Value::T::Bool) {
+        std::vector<size_t> off;
+        decode_utf8(obj.s, &off);
+        int64_t j = norm_index(as_int(key), static_cast<int64_t>(off.size()) - 1);
+        if (j < 0) return Value::undef();
+        auto u = static_cast<size_t>(j);
+        return Value::str(obj.s.substr(off[u], off[u + 1] - off[u]));
+      }
+      break;
+    case Value::T::Dict:
+    case Value::T::NS: {
+      std::string k = key.is_str() ? key.s : to_str(key);
+      if (const Value* v = obj.find(k)) return *v;
+      break;
+    }
+    default: break;
+  }
+  if (key.is_str()) return getattr(obj, key.s, at, /*item_first=*/false);
+  return Value::undef();
+}
+
+Value Interp::getattr(const Value& obj, const std::string& name, size_t at, bool item_first) {
+  if (obj.t == Value::T::Undef || obj.t == Value::T::None) return Value::undef(name);
+  if (obj.t == Value::T::Dict && item_first) {
+    // Python attributes (dict methods) come before keys, as in Jinja's getattr.
+    if (Value m = method(obj, name); m.t == Value::T::Func) return m;
+    if (const Value* v = obj.find(name)) return *v;
+    return Value::undef(name);
+  }
+  if (obj.t == Value::T::NS) {
+    if (const Value* v = obj.find(name)) return *v;
+    return Value::undef(name);
+  }
+  (void)at;
+  Value m = method(obj, name);
+  return m.t == Value::T::Func ? m : Value::undef(name);
+}
+
+Value Interp::slice(const Expr& e) {
+  Value obj = eval(*e.a[0]);
+  Value idx[3];
+  for (int k = 0; k < 3; ++k) {
+    if (e.a[static_cast<size_t>(k) + 1]) {
+      idx[k] = eval(*e.a[static_cast<size_t>(k) + 1]);
+      if (idx[k].is_none()) continue;
+      if (idx[k].t != Value::T::Int && idx[k].t != Value::T::Bool)
+        fail(e.pos, "slice indices must be integers or none");
+    }
+  }
+  int64_t step = idx[2].t == Value::T::Undef || idx[2].is_none() ? 1 : as_int(idx[2]);
+  if (step == 0) fail(e.pos, "slice step cannot be zero");
+  std::vector<size_t> off;
+  int64_t n;
+  if (obj.is_list()) {
+    n = static_cast<int64_t>(obj.l->size());
+  } else if (obj.is_str()) {
+    decode_utf8(obj.s, &off);
+    n = static_cast<int64_t>(off.size()) - 1;
+  } else if (obj.is_undef()) {
+    return Value::undef();
+  } else {
+    fail(e.pos, fmt::format("cannot slice {}", type_name(obj)));
+  }
+  auto bound = [&](const Value& v, int64_t def) {
+    if (v.t == Value::T::Undef || v.is_none()) return def;
+    int64_t i = as_int(v);
+    if (i < 0) i += n;
+    if (step > 0) return std::clamp<int64_t>(i, 0, n);
+    return std::clamp<int64_t>(i, -1, n - 1);
   };
-  if (name == "trim") {
-    Value c = a.get(0, "chars", Value::none());
-    std::string s = to_str(v);
-    if (c.is_none()) return Value::str(py_strip(s, nullptr, true, true));
-    std::string chars = need_str(c, "trim");
-    return Value::str(py_strip(s, &chars, true, true));
-  }
-  if (name == "length" || name == "count") return Value::integer(length(v));
-  if (name == "tojson") {
-    JsonStyle st;
-    Value ind = a.get(0, "indent", Value::none());
-    if (!ind.is_none() && !ind.is_undef()) st.indent = static_cast<int>(as_int(ind));
-    st.item_sep = st.indent < 0 ? ", " : ",";
-    Value seps = a.get(100, "separators", Value::none());
-    if (seps.is_list() && seps.l->size() == 2) {
-      st.item_sep = to_str((*seps.l)[0]);
-      st.key_sep = to_str((*seps.l)[1]);
-    }
-    st.sort_keys = truthy(a.get(100, "sort_keys", Value::boolean(false)));
-    return Value::str(to_json(v, st, 0));
-  }
-  if (name == "string") return Value::str(to_str(v));
-  if (name == "upper") return Value::str(ascii_upper(to_str(v)));
-  if (name == "lower") return Value::str(ascii_lower(to_str(v)));
-  if (name == "title") return Value::str(py_title(to_str(v)));
-  if (name == "capitalize") return Value::str(py_capitalize(to_str(v)));
-  if (name == "default" || name == "d") {
-    bool boolean = truthy(a.get(1, "boolean", Value::boolean(false)));
-    if (v.is_undef() || (boolean && !truthy(v))) return a.get(0, "default_value", Value::str(""));
-    return v;
-  }
-  if (name == "first" || name == "last") {
-    auto items = iterate(v, pos);
-    if (items.empty()) return Value::undef();
-    return name == "first" ? items.front() : items.back();
-  }
-  if (name == "join") {
-    std::string sep = to_str(a.get(0, "d", Value::str("")));
-    Value attr = a.get(1, "attribute", Value::none());
-    std::string out;
-    auto items = iterate(v, pos);
-    for (size_t j = 0; j < items.size(); ++j) {
-      Value x = attr.is_none() ? items[j] : getattr(items[j], to_str(attr), pos);
-      out += (j ? sep : "") + to_str(x);
-    }
-    return Value::str(std::move(out));
-  }
-  if (name == "replace") {
-    std::string from = to_str(a.get(0, "old", Value())), to = to_str(a.get(1, "new", Value()));
-    Value c = a.get(2, "count", Value::none());
-    return Value::str(py_replace(to_str(v), from, to, c.is_none() ? -1 : as_int(c)));
-  }
-  if (name == "items") {
-    if (v.is_undef()) return Value::list();
-    if (v.t != Value::T::Dict && v.t != Value::T::NS) fail(pos, fmt::format("items needs a dict, got {}", type_name(v)));
-    return items_of(v);
-  }
-  if (name == "list") return Value::list(iterate(v, pos));
-  if (name == "reverse") {
-    if (v.is_str()) {
-      auto items = iterate(v, pos);
-      std::string out;
-      for (auto it = items.rbegin(); it != items.rend(); ++it) out += it->s;
-      return Value::str(std::move(out));
-    }
-    auto items = iterate(v, pos);
-    std::reverse(items.begin(), items.end());
+  int64_t start = bound(idx[0], step > 0 ? 0 : n - 1);
+  int64_t stop = bound(idx[1], step > 0 ? n : -1);
+  std::vector<int64_t> picks;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) picks.push_back(i);
+  if (obj.is_list()) {
+    List items;
+    for (int64_t i : picks) items.push_back((*obj.l)[static_cast<size_t>(i)]);
     return Value::list(std::move(items));
   }
-  if (name == "int") {
-    if (v.is_num()) return Value::integer(as_int(v));
-    if (v.is_str()) {
-      try {
-        return Value::integer(std::stoll(py_strip(v.s, nullptr, true, true)));
-      } catch (const std::exception&) {
-      }
-    }
-    return a.get(0, "default", Value::integer(0));
+  std::string s;
+  for (int64_t i : picks) {
+    auto u = static_cast<size_t>(i);
+    s.append(obj.s, off[u], off[u + 1] - off[u]);
   }
-  if (name == "float") {
-    if (v.is_num()) return Value::number(num(v));
-    if (v.is_str()) {
-      try {
-        return Value::number(std::stod(v.s));
-      } catch (const std::exception&) {
-      }
-    }
-    return a.get(0, "default", Value::number(0));
-  }
-  if (name == "abs") {
-    if (v.t == Value::T::Float) return Value::number(std::fabs(v.f));
-    if (v.is_num()) return Value::integer(std::abs(as_int(v)));
-    fail(pos, fmt::format("abs needs a number, got {}", type_name(v)));
-  }
-  if (name == "safe") return v;
-  if (name == "e" || name == "escape") {
-    std::string out;
-    for (char c : to_str(v)) {
-      switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
-      }
-    }
-    return Value::str(std::move(out));
-  }
-  if (name == "unique") {
-    List out;
-    for (const auto& x : iterate(v, pos)) {
-      bool seen = false;
-      for (const auto& y : out) seen = seen || equal(x, y);
-      if (!seen) out.push_back(x);
-    }
-    return Value::list(std::move(out));
-  }
-  if (name == "map") {
-    List out;
-    Value attr = a.get(100, "attribute", Value::none());
-    for (const auto& x : iterate(v, pos)) {
-      if (!attr.is_none()) {
-        Value y = getattr(x, to_str(attr), pos);
-        if (y.is_undef() && a.has(100, "default")) y = a.get(100, "default", Value());
-        out.push_back(y);
-      } else {
-        if (a.pos.empty()) fail(pos, "map needs a filter name or attribute=");
-        Args rest;
-        rest.pos.assign(a.pos.begin() + 1, a.pos.end());
-        rest.kw = a.kw;
-        out.push_back(filter(need_str(a.pos[0], "map"), x, rest));
-      }
-    }
-    return Value::list(std::move(out));
-  }
-  if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {
-    bool attr_form = name == "selectattr" || name == "rejectattr";
-    bool want = name == "select" || name == "selectattr";
-    size_t k = 0;
-    std::string attr;
-    if (attr_form) {
-      if (a.pos.empty()) fail(pos, fmt::format("{} needs an attribute name", name));
-      attr = need_str(a.pos[k++], name);
-    }
-    std::string tname = k < a.pos.size() ? need_str(a.pos[k++], name) : "";
-    Args targs;
-    targs.pos.assign(a.pos.begin() + static_cast<std::ptrdiff_t>(std::min(k, a.pos.size())), a.pos.end());
-    List out;
-    for (const auto& x : iterate(v, pos)) {
-      Value y = attr_form ? getattr(x, attr, pos) : x;
-      Args copy = targs;
-      bool ok = tname.empty() ? truthy(y) : test(tname, y, copy);
-      if (ok == want) out.push_back(x);
-    }
-    return Value::list(std::move(out));
-  }
-  fail(pos, fmt::format("unknown filter '{}'", name));
+  return Value::str(std::move(s));
 }
 
-// ---- tests -----------------------------------------------------------------------------------
-
-bool Interp::test(const std::string& name, const Value& v, Args& a) {
-  auto arg = [&]() -> const Value& {
-    if (a.pos.empty()) fail(pos, fmt::format("test '{}' needs an argument", name));
-    return a.pos[0];
-  };
-  using T = Value::T;
-  if (name == "defined") return !v.is_undef();
-  if (name == "undefined") return v.is_undef();
-  if (name == "none") return v.is_none();
-  if (name == "string") return v.is_str();
-  if (name == "mapping") return v.t == T::Dict;
-  if (name == "iterable") return v.t == T::Str || v.t == T::List || v.t == T::Dict || v.t == T::Undef;
-  if (name == "sequence") return v.t == T::Str || v.t == T::List || v.t == T::Dict;
-  if (name == "number") return v.t == T::Int || v.t == T::Float || v.t == T::Bool;
-  if (name == "integer") return v.t == T::Int;
-  if (name == "float") return v.t == T::Float;
-  if (name == "boolean") return v.t == T::Bool;
-  if (name == "true") return v.t == T::Bool && v.b;
-  if (name == "false") return v.t == T::Bool && !v.b;
-  if (name == "callable") return v.t == T::Func;
-  if (name == "odd" || name == "even") {
-    if (!v.is_num()) fail(pos, fmt::format("test '{}' needs a number", name));
-    return ((as_int(v) % 2) != 0) == (name == "odd");
-  }
-  if (name == "divisibleby") {
-    int64_t d = as_int(arg());
-    if (d == 0) fail(pos, "divisibleby 0");
-    return as_int(v) % d == 0;
-  }
-  if (name == "eq" || name == "equalto" || name == "==") return equal(v, arg());
-  if (name == "ne" || name == "!=") return !equal(v, arg());
-  if (name == "lt" || name == "lessthan" || name == "<") return compare(v, arg(), pos, "<") < 0;
-  if (name == "le" || name == "<=") return compare(v, arg(), pos, "<=") <= 0;
-  if (name == "gt" || name == "greaterthan" || name == ">") return compare(v, arg(), pos, ">") > 0;
-  if (name == "ge" || name == ">=") return compare(v, arg(), pos, ">=") >= 0;
-  if (name == "in") return contains(arg(), v, pos);
-  if (name == "sameas") {
-    const Value& o = arg();
-    if (v.t != o.t) return false;
-    switch (v.t) {
-      case T::None:
-      case T::Undef: return true;
-      case T::Bool: return v.b == o.b;
-      case T::Int: return v.i == o.i;
-      case T::List: return v.l == o.l;
-      case T::Dict:
-      case T::NS: return v.d == o.d;
-      default: return equal(v, o);
-    }
-  }
-  if (name == "lower") return v.is_str() && ascii_lower(v.s) == v.s;
-  if (name == "upper") return v.is_str() && ascii_upper(v.s) == v.s;
-  fail(pos, fmt::format("unknown test '{}'", name));
-}
+void fail_call(Interp& in, std::string_view what) { in.fail(in.pos, what); }
 
 // ---- entry point -----------------------------------------------------------------------------
 
