@@ -16,14 +16,12 @@ namespace {
 // numel, rows, describe, node_problem, ...: plugins/common/graph_desc.h, graph_check.h
 using namespace plugin;
 
-bool packed_ok(uint32_t dtype) { return matmul_supported(dtype) && embed_supported(dtype); }
-
 }  // namespace
 
 std::string node_problem(const rlx_graph_desc& g, uint32_t index) {
   static const NodeRules rules{
       .backend = RLX_GPU_NAME,
-      .packed_ok = packed_ok,
+      .packed_ok = weight_supported,
       .max_elems = int64_t{1} << 40,
       .max_head_dim = 256,
   };

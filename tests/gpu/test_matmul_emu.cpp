@@ -138,8 +138,8 @@ void test_matmul() {
   cudaStream_t stream = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (const TypeInfo& ti : types()) {
-    if (!rlx::gpu::matmul_supported(ti.t)) {
-      std::printf("FAIL matmul_supported(%s) is false\n", ti.name);
+    if (!rlx::gpu::weight_supported(ti.t)) {
+      std::printf("FAIL weight_supported(%s) (matmul) is false\n", ti.name);
       ++g_failures;
       continue;
     }
@@ -247,8 +247,8 @@ void test_embed() {
   const std::vector<int32_t> ids = {0, 4, 2, 5, 3, -1, 1, 4};
   const uint32_t node = 7;
   for (const TypeInfo& ti : types()) {
-    if (!rlx::gpu::embed_supported(ti.t)) {
-      std::printf("FAIL embed_supported(%s) is false\n", ti.name);
+    if (!rlx::gpu::weight_supported(ti.t)) {
+      std::printf("FAIL weight_supported(%s) (embed) is false\n", ti.name);
       ++g_failures;
       continue;
     }

@@ -49,25 +49,6 @@ void run(const void* table, const int32_t* ids, float* out, int64_t s, int64_t v
 
 }  // namespace
 
-bool embed_supported(uint32_t dtype) {
-  switch (dtype) {
-    case RLX_F32:
-    case RLX_F16:
-    case RLX_BF16:
-    case RLX_Q4_0:
-    case RLX_Q4_1:
-    case RLX_Q5_0:
-    case RLX_Q5_1:
-    case RLX_Q8_0:
-    case RLX_Q2_K:
-    case RLX_Q3_K:
-    case RLX_Q4_K:
-    case RLX_Q5_K:
-    case RLX_Q6_K: return true;
-    default: return false;
-  }
-}
-
 void embed(const void* table, uint32_t dtype, const int32_t* ids, float* out, int64_t s, int64_t v,
            int64_t d, ErrWord err, cudaStream_t st) {
   if (s <= 0 || d <= 0) return;

@@ -28,6 +28,10 @@ struct Caps {
   bool int8_act = true;       // quantized weights: x as int8 blocks + dp4a (false: exact f32 x)
 };
 
+// The weight dtypes matmul and embed read in place (both through quant.cuh): f32, f16, bf16
+// and the GGUF block types q4_0 .. q6_k (not q8_k). Defined in matmul.cu.
+bool weight_supported(uint32_t dtype);
+
 // ---- elementwise.cu -----------------------------------------------------------------------
 // b broadcast: b has nb elements and out[i] = a[i] op b[i % nb] (nb == n: same shape).
 void add(const float* a, const float* b, float* out, int64_t n, int64_t nb, cudaStream_t s);
@@ -69,14 +73,12 @@ void kv_store(float* cache, const float* x, const int32_t* pos, int64_t s, int64
 // ---- embed.cu -----------------------------------------------------------------------------
 // out [s, d] = table [v, d] rows ids [s]; the table is f32, f16, bf16 or a GGUF block type
 // (rows of row_bytes(dtype, d) bytes). An id outside [0, v) is an error (err); its row is zero.
-bool embed_supported(uint32_t dtype);
 void embed(const void* table, uint32_t dtype, const int32_t* ids, float* out, int64_t s, int64_t v,
            int64_t d, ErrWord err, cudaStream_t st);
 
 // ---- matmul.cu ----------------------------------------------------------------------------
 // out [m, n] = x [m, k] @ w [n, k]^T. w: f32, f16, bf16 or a GGUF block type (rows of
 // row_bytes(dtype, k) bytes, read in place).
-bool matmul_supported(uint32_t wtype);
 // Device scratch bytes one call needs (int8 activation blocks; 0 when none), 256-aligned use.
 size_t matmul_scratch_bytes(uint32_t wtype, int64_t m, int64_t k, const Caps& caps);
 void matmul(const float* x, const void* w, uint32_t wtype, float* out, int64_t m, int64_t n,

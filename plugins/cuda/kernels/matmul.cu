@@ -601,8 +601,8 @@ void run(const float* x, const void* wv, float* out, int64_t m, int64_t n, int64
 
 }  // namespace
 
-bool matmul_supported(uint32_t wtype) {
-  switch (wtype) {
+bool weight_supported(uint32_t dtype) {
+  switch (dtype) {
     case RLX_F32:
     case RLX_F16:
     case RLX_BF16:
