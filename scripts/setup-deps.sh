@@ -18,6 +18,8 @@ PACKAGES=(
   # rocm backend: Debian's HIP compiler and runtime (builds for AMD GPUs; none is needed to
   # build or to load the plugin). The cuda backend uses the CUDA toolkit in /usr/local/cuda.
   hipcc libamdhip64-dev
+  # fuzzing (scripts/fuzz.sh, the CI fuzz smoke): clang with libFuzzer and the sanitizers
+  clang-15 libclang-common-15-dev
 )
 
 missing=()

@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "interrupt.h"
 #include "rlx/error.h"
 #include "rlx/log.h"
 #include "rlx/session.h"
@@ -75,9 +76,15 @@ int cmd_chat(int argc, char** argv) {
   const bool interactive = isatty(STDIN_FILENO);
   const auto& stops = tok.stop_ids();
   std::string line;
+  // Ctrl-C during a reply ends the reply (the turn keeps what was generated); at the "> " prompt
+  // it ends the chat.
+  StopOnInterrupt interrupt;
   for (;;) {
     if (interactive) std::fputs("> ", stderr);
-    if (!std::getline(std::cin, line) || line == "/exit" || line == "/quit") break;
+    interrupt.rearm();
+    if (!std::getline(std::cin, line) || interrupt.requested() || line == "/exit" ||
+        line == "/quit")
+      break;
     if (line == "/reset") {
       messages.resize(n_fixed);
       continue;
@@ -85,6 +92,15 @@ int cmd_chat(int argc, char** argv) {
     if (line.empty()) continue;
     messages.push_back({"user", line});
     const std::vector<int32_t> ids = tok.encode(tmpl.render(messages, co));
+    const int64_t max_seq = s.generator->max_seq();
+    if (static_cast<int64_t>(ids.size()) >= max_seq) {
+      log().error("the conversation is {} tokens, more than the KV cache holds ({} rows, "
+                  "--max-seq / memory.max_seq): /reset to start over, or run again with a larger "
+                  "--max-seq",
+                  ids.size(), max_seq);
+      messages.pop_back();
+      continue;
+    }
 
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
@@ -93,15 +109,18 @@ int cmd_chat(int argc, char** argv) {
     TokenDecoder out(tok, /*skip_special=*/true);
     std::string reply;
     int generated = 0;
-    s.generator->generate_cached_with(max_tokens, s.sampling, [&](int32_t id) {
+    bool context_full = false;
+    for (int i = 0; i < max_tokens && !interrupt.requested(); ++i) {
+      // The next step first runs the last sampled token: it needs a free cache row.
+      if ((context_full = static_cast<int64_t>(s.generator->tokens().size()) > max_seq)) break;
+      const int32_t id = s.generator->step_cached(s.sampling);
       ++generated;
-      if (std::find(stops.begin(), stops.end(), id) != stops.end()) return false;
+      if (std::find(stops.begin(), stops.end(), id) != stops.end()) break;
       const std::string piece = out.push(id);
       reply += piece;
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
-      return true;
-    });
+    }
     const std::string rest = out.flush();
     reply += rest;
     std::fwrite(rest.data(), 1, rest.size(), stdout);
@@ -112,6 +131,10 @@ int cmd_chat(int argc, char** argv) {
     log().info("turn: {} prompt tokens in {:.1f} ms, {} generated in {:.1f} ms ({:.1f} t/s)",
                ids.size(), prompt_s * 1e3, generated, gen_s * 1e3,
                generated / std::max(gen_s, 1e-9));
+    if (context_full)
+      log().warn("the reply stopped: the context is full ({} rows, --max-seq / "
+                 "memory.max_seq); /reset to start over",
+                 max_seq);
     messages.push_back({"assistant", reply});
   }
   return 0;

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "interrupt.h"
 #include "rlx/error.h"
 #include "rlx/generator.h"
 #include "rlx/log.h"
@@ -21,25 +22,6 @@
 
 namespace rlx::cli {
 namespace {
-
-std::vector<int32_t> parse_ids(const std::string& s) {
-  std::vector<int32_t> ids;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t j = s.find(',', i);
-    if (j == std::string::npos) j = s.size();
-    std::string item = s.substr(i, j - i);
-    char* end = nullptr;
-    long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 0 || v > INT32_MAX)
-      fail("--prompt-ids: '{}' is not a token id (expected comma-separated integers, e.g. 1,42)",
-           item);
-    ids.push_back(static_cast<int32_t>(v));
-    i = j + 1;
-  }
-  if (ids.empty()) fail("--prompt-ids is empty");
-  return ids;
-}
 
 // Writes raw little-endian float32 to `path` atomically (temp file + rename).
 void write_logits(const std::string& path, std::span<const float> logits) {
@@ -163,8 +145,15 @@ int cmd_run(int argc, char** argv) {
   auto ms_since = [](Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
-  for (size_t u = 0; u < prompts.size(); ++u) {
+  StopOnInterrupt interrupt;
+  bool interrupted = false;
+  for (size_t u = 0; u < prompts.size() && !interrupted; ++u) {
     const std::vector<int32_t>& prompt = prompts[u];
+    if (static_cast<int64_t>(prompt.size()) > gen.max_seq())
+      fail("rlx run: the prompt{} is {} tokens but the KV cache holds {} (--max-seq / "
+           "memory.max_seq); raise --max-seq to at least {}",
+           prompts.size() > 1 ? fmt::format(" of utterance {}", u + 1) : "", prompt.size(),
+           gen.max_seq(), prompt.size() + static_cast<size_t>(std::max(max_tokens, 0)));
     // Time to first token includes whatever this utterance has to compile (and, the first
     // time, upload): what a user waits for.
     auto t0 = Clock::now();
@@ -190,11 +179,14 @@ int cmd_run(int argc, char** argv) {
       return !stop;
     };
     auto t1 = Clock::now();
-    if (r.count("no-kv-cache")) {
-      for (int i = 0; i < max_tokens; ++i)
-        if (!emit(gen.step(so))) break;
-    } else if (max_tokens > 0) {
-      gen.generate_cached_with(max_tokens, so, emit);  // the first token samples `first`
+    bool context_full = false;
+    for (int i = 0; i < max_tokens; ++i) {
+      if ((interrupted = interrupt.requested())) break;
+      // The next step runs the whole history (step) or its last token (step_cached) first.
+      if ((context_full = static_cast<int64_t>(gen.tokens().size()) > gen.max_seq())) break;
+      // step_cached: the first token samples `first`, the prefill's logits.
+      const int32_t id = r.count("no-kv-cache") ? gen.step(so) : gen.step_cached(so);
+      if (!emit(id)) break;
     }
     double gen_ms = ms_since(t1);
     if (text) {
@@ -208,11 +200,15 @@ int cmd_run(int argc, char** argv) {
         generated ? "\n" : "", which.c_str(), first_token_ms, prompt.size(), prompt_ms,
         prompt.size() * 1e3 / std::max(prompt_ms, 1e-6), generated, gen_ms,
         generated * 1e3 / std::max(gen_ms, 1e-6));
+    if (context_full)
+      log().warn("stopped after {} tokens: the context is full ({} tokens in the {}-row KV "
+                 "cache); raise --max-seq (memory.max_seq) for longer generations",
+                 generated, gen.tokens().size() - 1, gen.max_seq());
   }
   const GeneratorStats& st = gen.stats();
   log().info("compiled {} programs ({} prefill, {} decode), {} evicted", st.compiles,
              st.prefill_compiles, st.decode_compiles, st.decode_evictions);
-  return 0;
+  return interrupted ? 130 : 0;  // 128 + SIGINT, as a shell reports a Ctrl-C'd command
 }
 
 }  // namespace rlx::cli

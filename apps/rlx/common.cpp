@@ -1,6 +1,8 @@
 #include "common.h"
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 
 #include "rlx/error.h"
 #include "rlx/log.h"
@@ -39,6 +41,25 @@ PluginHostOptions apply_common_flags(const cxxopts::ParseResult& r) {
     for (const auto& d : r["plugin-dir"].as<std::vector<std::string>>())
       opts.plugin_dirs.emplace_back(d);
   return opts;
+}
+
+std::vector<int32_t> parse_ids(const std::string& s) {
+  std::vector<int32_t> ids;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    std::string item = s.substr(i, j - i);
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0 || v > INT32_MAX)
+      fail("--prompt-ids: '{}' is not a token id (expected comma-separated integers, e.g. 1,42)",
+           item);
+    ids.push_back(static_cast<int32_t>(v));
+    i = j + 1;
+  }
+  if (ids.empty()) fail("--prompt-ids is empty");
+  return ids;
 }
 
 std::string human_bytes(uint64_t bytes) {

@@ -1,9 +1,11 @@
 // Flags shared by every command and the helpers that apply them.
 #pragma once
 
+#include <cstdint>
 #include <cxxopts.hpp>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "rlx/plugin_host.h"
 
@@ -37,6 +39,10 @@ inline constexpr ProfileFlag kProfileFlags[] = {
 
 // <prefix>/share/rlx/configs for an installed rlx (the build tree mirrors it); empty if unknown.
 std::filesystem::path installed_configs_dir();
+
+// --prompt-ids: comma-separated token ids ("1,42"), each in [0, INT32_MAX]; throws rlx::Error
+// for an empty list or an item that is not one (cmd_run splits prompts on ';' first).
+std::vector<int32_t> parse_ids(const std::string& s);
 
 std::string human_bytes(uint64_t bytes);  // "1.5 GiB"
 std::string json_escape(std::string_view s);

@@ -35,8 +35,10 @@ void print_usage() {
   for (const Command& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
   std::printf(
       "\nglobal:\n  --help       this text\n  --version    print the version and plugin ABI\n"
-      "\nenvironment:\n  RLX_PLUGIN_PATH   colon-separated plugin directories (after "
-      "--plugin-dir)\n"
+      "\nenvironment:\n  RLX_PLUGIN_PATH   colon-separated absolute plugin directories (after "
+      "--plugin-dir; never the current directory)\n"
+      "  RLX_PLUGIN_PROBE  auto (default: plugins outside rlx's own dir are probed in a child "
+      "process first), isolated, inprocess\n"
       "  RLX_LOG_LEVEL     trace, debug, info, warn (default), error, off\n");
 }
 

@@ -107,8 +107,11 @@ bool Device::is_gpu() const {
 Buffer Device::alloc(uint64_t bytes) {
   ErrBuf eb;
   rlx_buffer* h = nullptr;
-  check_status(api_->buffer_alloc(h_, bytes, &h, eb.err()), eb,
-               fmt::format("{}: allocating {} bytes", backend_, bytes));
+  const rlx_status st = api_->buffer_alloc(h_, bytes, &h, eb.err());
+  if (st == RLX_ERR_OUT_OF_MEMORY)
+    fail("{}:{}: out of memory: asked for {} bytes ({:.2f} GiB): {}", backend_, index_, bytes,
+         static_cast<double>(bytes) / (1ull << 30), eb.msg[0] ? eb.msg : "no detail from the plugin");
+  check_status(st, eb, fmt::format("{}:{}: allocating {} bytes", backend_, index_, bytes));
   return Buffer(shared_from_this(), h, bytes);
 }
 

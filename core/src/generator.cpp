@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <chrono>
+#include <cstdint>
 #include <random>
 
 #include "rlx/error.h"
@@ -109,10 +110,26 @@ Generator::Generator(std::shared_ptr<Device> dev, const Model& model, GeneratorO
   capacity_ = opts.max_seq > 0 ? opts.max_seq : std::min<int64_t>(c.max_seq, 4096);
   if (capacity_ <= 0) fail("max_seq must be > 0");
   if (opts.prefill_seq_cap < 0) fail("prefill seq cap must be >= 0");
-  const uint64_t bytes = static_cast<uint64_t>(capacity_ * c.n_kv_heads * c.head_dim) * 4;
-  for (int64_t l = 0; l < c.n_layers; ++l) {
-    k_cache_.push_back(dev_->alloc(bytes));
-    v_cache_.push_back(dev_->alloc(bytes));
+  if (c.max_seq > 0 && capacity_ > c.max_seq)
+    log().warn("max_seq {} is beyond the model's context length {}: positions past it were "
+               "never trained",
+               capacity_, c.max_seq);
+  // capacity_ x kv_heads x head_dim x 4 bytes per layer and K/V, without overflowing.
+  const uint64_t row_bytes = static_cast<uint64_t>(c.n_kv_heads) * c.head_dim * 4;
+  if (row_bytes == 0 || static_cast<uint64_t>(capacity_) > (UINT64_MAX / 4) / row_bytes / 2 /
+                                                               std::max<int64_t>(c.n_layers, 1))
+    fail("max_seq {}: the KV cache size overflows; lower --max-seq (memory.max_seq)", capacity_);
+  const uint64_t bytes = static_cast<uint64_t>(capacity_) * row_bytes;
+  try {
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      k_cache_.push_back(dev_->alloc(bytes));
+      v_cache_.push_back(dev_->alloc(bytes));
+    }
+  } catch (const Error& e) {
+    fail("the KV cache for {} rows ({:.2f} GiB: {} layers x K and V x {} bytes) does not fit; "
+         "lower --max-seq (memory.max_seq): {}",
+         capacity_, 2.0 * static_cast<double>(bytes) * c.n_layers / (1ull << 30), c.n_layers,
+         bytes, e.what());
   }
   fixed_bytes_ = 2 * bytes * static_cast<uint64_t>(c.n_layers);
   if (!opts.resident_kv) {

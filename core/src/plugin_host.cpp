@@ -14,6 +14,7 @@
 #include <regex>
 #include <set>
 
+#include "plugin_probe.h"
 #include "rlx/error.h"
 #include "rlx/log.h"
 
@@ -149,6 +150,21 @@ struct PluginHost::Loaded {
     OpRegistry::global().remove_owned_by(record.name);  // their infer code is about to go
   }
 
+  // A backend's device_count and device_info for each device, into `devices`.
+  rlx_status probe_devices(ErrBuf& pe) {
+    uint32_t n = 0;
+    rlx_status st = backend()->device_count(&n, pe.err());
+    for (uint32_t i = 0; st == RLX_OK && i < n; ++i) {
+      DeviceRecord d{record.name, i, {}};
+      d.info.struct_size = sizeof(rlx_device_info);
+      st = backend()->device_info(i, &d.info, pe.err());
+      d.info.name[sizeof d.info.name - 1] = d.info.driver[sizeof d.info.driver - 1] = 0;
+      d.info.capabilities[sizeof d.info.capabilities - 1] = 0;
+      devices.push_back(d);
+    }
+    return st;
+  }
+
   size_t open_devices() const {
     return static_cast<size_t>(
         std::count_if(opened.begin(), opened.end(), [](const auto& w) { return !w.expired(); }));
@@ -168,22 +184,47 @@ bool PluginHost::is_plugin_filename(const std::string& filename) {
   return std::regex_match(filename, re);
 }
 
-PluginHost::PluginHost(PluginHostOptions opts) {
-  search_path_ = opts.plugin_dirs;
-  if (opts.use_env) {
+PluginHost::PluginHost(PluginHostOptions opts) : opts_(std::move(opts)) {
+  search_path_ = opts_.plugin_dirs;
+  if (opts_.use_env) {
     if (const char* env = std::getenv("RLX_PLUGIN_PATH")) {
       std::string s(env);
       size_t start = 0;
       while (start <= s.size()) {
         size_t end = s.find(':', start);
         if (end == std::string::npos) end = s.size();
-        // An empty entry would mean "the current directory" to some loaders; never for us.
-        if (end > start) search_path_.emplace_back(s.substr(start, end - start));
+        // An empty or relative entry would mean the current directory (or one below it):
+        // never for us; a plugin is code that runs.
+        const fs::path entry = s.substr(start, end - start);
+        if (!entry.empty() && entry.is_relative())
+          log().warn("RLX_PLUGIN_PATH: '{}' is not an absolute path; skipped (rlx never loads "
+                     "plugins relative to the current directory)",
+                     entry.string());
+        else if (!entry.empty())
+          search_path_.push_back(entry);
         start = end + 1;
       }
     }
+    if (const char* env = std::getenv("RLX_PLUGIN_PROBE"); env && *env) {
+      const std::string_view v = env;
+      if (v == "auto")
+        opts_.probe = PluginHostOptions::Probe::Auto;
+      else if (v == "isolated")
+        opts_.probe = PluginHostOptions::Probe::Isolated;
+      else if (v == "inprocess")
+        opts_.probe = PluginHostOptions::Probe::InProcess;
+      else
+        fail("RLX_PLUGIN_PROBE='{}': expected auto, isolated or inprocess", v);
+    }
+    if (const char* env = std::getenv("RLX_PLUGIN_PROBE_TIMEOUT"); env && *env) {
+      char* end = nullptr;
+      const long v = std::strtol(env, &end, 10);
+      if (*end != '\0' || v < 1 || v > 3600)
+        fail("RLX_PLUGIN_PROBE_TIMEOUT='{}': expected whole seconds in [1, 3600]", env);
+      opts_.probe_timeout_s = static_cast<int>(v);
+    }
   }
-  if (opts.use_install_dir) {
+  if (opts_.use_install_dir) {
     fs::path d = install_plugin_dir();
     if (!d.empty()) search_path_.push_back(d);
   }
@@ -215,9 +256,21 @@ void PluginHost::reject(const fs::path& file, std::string name, std::string reas
   rejected_.push_back(RejectedPlugin{file, std::move(name), std::move(reason)});
 }
 
+void PluginHost::warn_if_world_writable(const fs::path& p, const char* what) {
+  std::error_code ec;
+  const fs::perms perms = fs::status(p, ec).permissions();
+  if (ec || (perms & fs::perms::others_write) == fs::perms::none) return;
+  log().warn("plugin {} {} is writable by every user: anyone on this machine can put code there "
+             "that rlx will run; `chmod o-w {}`",
+             what, p.string(), p.string());
+}
+
 void PluginHost::scan() {
+  // Every plugin file, in search order (a directory or file reached twice counts once).
   std::set<fs::path> seen_dirs, seen_files;
-  std::vector<std::unique_ptr<Loaded>> candidates;
+  std::vector<fs::path> files;
+  const fs::path own_dir = fs::weakly_canonical(install_plugin_dir());
+  std::vector<bool> isolate;
   for (const fs::path& dir : search_path_) {
     std::error_code ec;
     fs::path canon = fs::weakly_canonical(dir, ec);
@@ -226,17 +279,51 @@ void PluginHost::scan() {
       continue;
     }
     if (!seen_dirs.insert(canon).second) continue;
-    std::vector<fs::path> files;
+    warn_if_world_writable(canon, "directory");
+    std::vector<fs::path> here;
     for (const auto& entry : fs::directory_iterator(canon, ec))
-      if (is_plugin_filename(entry.path().filename().string())) files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) {
+      if (is_plugin_filename(entry.path().filename().string())) here.push_back(entry.path());
+    std::sort(here.begin(), here.end());
+    for (const fs::path& f : here) {
       fs::path real = fs::weakly_canonical(f, ec);
       if (!seen_files.insert(ec ? f : real).second) continue;
-      if (auto c = try_load(f)) {
-        c->order = seen_files.size();
-        candidates.push_back(std::move(c));
-      }
+      warn_if_world_writable(f, "file");
+      files.push_back(f);
+      isolate.push_back(opts_.probe == PluginHostOptions::Probe::Isolated ||
+                        (opts_.probe == PluginHostOptions::Probe::Auto && canon != own_dir));
+    }
+  }
+
+  // Plugins to isolate: load and probe them in a child process first; one that takes the
+  // child down is rejected, and the child goes on with the rest.
+  std::vector<size_t> order;  // indices into `files` of the plugins to isolate
+  for (size_t i = 0; i < files.size(); ++i)
+    if (isolate[i]) order.push_back(i);
+  std::vector<bool> crashed(files.size(), false);
+  auto probe = [&](size_t k) {
+    std::unique_ptr<Loaded> l = try_load(files[order[k]]);
+    if (!l || l->record.score == 0) return;
+    ErrBuf eb;
+    if (l->init(eb) != RLX_OK || l->record.kind != RLX_PLUGIN_BACKEND) return;
+    ErrBuf pe;
+    (void)l->probe_devices(pe);
+  };
+  for (size_t from = 0; from < order.size();) {
+    auto failure = run_probes_in_child(from, order.size(), probe, opts_.probe_timeout_s);
+    if (!failure) break;
+    const size_t i = order[failure->index];
+    crashed[i] = true;
+    reject(files[i], "", "the plugin " + failure->reason);
+    from = failure->index + 1;
+  }
+
+  std::vector<std::unique_ptr<Loaded>> candidates;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (crashed[i]) continue;
+    CrashNote note(files[i].string(), "being loaded");
+    if (auto c = try_load(files[i])) {
+      c->order = i + 1;
+      candidates.push_back(std::move(c));
     }
   }
 
@@ -279,6 +366,7 @@ void PluginHost::scan() {
         continue;
       }
       // Init and probe; on failure fall back to the next-best build of the same name.
+      CrashNote note(r.path.string(), "initializing and probing its devices");
       ErrBuf eb;
       rlx_status st = c->init(eb);
       if (st != RLX_OK) {
@@ -286,17 +374,8 @@ void PluginHost::scan() {
         continue;
       }
       if (r.kind == RLX_PLUGIN_BACKEND) {
-        uint32_t n = 0;
         ErrBuf pe;
-        st = c->backend()->device_count(&n, pe.err());
-        for (uint32_t i = 0; st == RLX_OK && i < n; ++i) {
-          DeviceRecord d{r.name, i, {}};
-          d.info.struct_size = sizeof(rlx_device_info);
-          st = c->backend()->device_info(i, &d.info, pe.err());
-          d.info.name[sizeof d.info.name - 1] = d.info.driver[sizeof d.info.driver - 1] = 0;
-          d.info.capabilities[sizeof d.info.capabilities - 1] = 0;
-          c->devices.push_back(d);
-        }
+        st = c->probe_devices(pe);
         if (st != RLX_OK) {
           c->shutdown();
           c->devices.clear();

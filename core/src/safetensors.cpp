@@ -111,6 +111,7 @@ class SafetensorsFile : public WeightFile {
     };
     json header;
     const char* text = reinterpret_cast<const char*>(map->data() + 8);
+    check_json_depth(std::string_view(text, n), file + ": the JSON header");
     try {
       header = json::parse(text, text + n, on_event);
     } catch (const json::exception& e) {

@@ -85,10 +85,34 @@ nlohmann::json read_json_file(const std::filesystem::path& path, const OpenLimit
   std::string text(size, '\0');
   if (!in.read(text.data(), static_cast<std::streamsize>(size)))
     fail("{}: cannot read {}", path.string(), what);
+  check_json_depth(text, path.string());
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
     fail("{}: {} is not valid JSON: {}", path.string(), what, e.what());
+  }
+}
+
+void check_json_depth(std::string_view text, std::string_view where) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        fail("{}: the JSON nests arrays/objects deeper than {} levels (at byte {}); the file is "
+             "corrupt",
+             where, kMaxJsonDepth, i);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
   }
 }
 

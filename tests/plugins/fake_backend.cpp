@@ -1,6 +1,10 @@
 // A configurable fake backend, compiled once per broken (or working) variant the plugin-host
 // tests need. Each build is a real shared object; the FAKE_* definitions choose how it is broken.
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "rlx/plugin_abi.h"
@@ -49,12 +53,24 @@ rlx_status init(const rlx_host_api* host, rlx_err err) {
   uint32_t id = 0;
   return host->register_op(&decl, &id, err);
 }
+#elif defined(FAKE_CRASH_IN_INIT)
+rlx_status init(const rlx_host_api*, rlx_err) {
+  std::raise(SIGSEGV);  // as a bad pointer would (a real null store is UB the sanitizers flag)
+  return RLX_OK;
+}
 #else
 rlx_status init(const rlx_host_api*, rlx_err) { return RLX_OK; }
+#endif
+#ifdef FAKE_CRASH_ON_LOAD
+// A static constructor that aborts: the crash happens inside dlopen itself.
+const int kAbortOnLoad = (std::abort(), 0);
 #endif
 void shutdown() {}
 
 rlx_status device_count(uint32_t* n, rlx_err err) {
+#ifdef FAKE_HANG_IN_PROBE
+  for (;;) pause();  // a driver call that never returns
+#endif
 #ifdef FAKE_PROBE_ERROR
   *n = 0;
   set_err(err, "simulated driver failure: device node /dev/fake0 is not readable");

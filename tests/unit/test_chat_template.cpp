@@ -289,6 +289,17 @@ TEST_CASE("jinja: errors name the template line and column", "[chat]") {
   CHECK(error_of([] { render("\n{{ 1 // 0 }}"); }) == "t:2:6: division by zero");
   CHECK(error_of([] { render("{{ 'a' + 1 }}"); }) == "t:1:8: unsupported operands for '+': a string and an integer");
   CHECK(error_of([] { render("{{ nope() }}"); }) == "t:1:4: 'nope' is undefined");
+  // 64-bit integers: overflow is an error (never a wrap or undefined behaviour).
+  CHECK_THAT(error_of([] { render("{{ 9223372036854775807 + 1 }}"); }), Catch::Contains("integer overflow in '+'"));
+  CHECK_THAT(error_of([] { render("{{ 3037000500 * 3037000500 }}"); }), Catch::Contains("integer overflow in '*'"));
+  CHECK_THAT(error_of([] { render("{{ 2 ** 63 }}"); }), Catch::Contains("integer overflow in '**'"));
+  CHECK(render("{{ 2 ** 62 }} {{ (-2) ** 63 }} {{ 1e300 | int > 0 }}") == "4611686018427387904 -9223372036854775808 True");
+  CHECK_THAT(error_of([] { render("{{ (-9223372036854775807 - 1) // -1 }}"); }), Catch::Contains("integer overflow in '//'"));
+  CHECK_THAT(error_of([] { render("{{ -(-9223372036854775807 - 1) }}"); }), Catch::Contains("integer overflow in unary -"));
+  CHECK(render("{{ range(9223372036854775806, 9223372036854775807, 5) | list }}") == "[9223372036854775806]");
+  // A template that would run for hours is stopped.
+  CHECK_THAT(error_of([] { render("{% for i in range(2000) %}{% for j in range(2000) %}{% endfor %}{% endfor %}"); }),
+             Catch::Contains("more than 1000000 loop iterations"));
 }
 
 // ---- built-in templates ------------------------------------------------------------------------

@@ -17,9 +17,10 @@ struct Result {
   std::string out;
 };
 
-Result run(const std::string& args) {
-  std::string cmd =
-      std::string("RLX_PLUGIN_PATH= RLX_LOG_LEVEL= ") + RLX_TEST_RLX_BIN + " " + args + " 2>&1";
+// Runs `rlx <args>` through the shell with `env` ("NAME=value ...") set; stdout and stderr.
+Result run(const std::string& args, const std::string& env = "") {
+  std::string cmd = "RLX_PLUGIN_PATH= RLX_LOG_LEVEL= " + env + " " + RLX_TEST_RLX_BIN + " " +
+                    args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
   std::string out;
@@ -49,6 +50,19 @@ TEST_CASE("rlx devices lists rejected plugins with reasons", "[cli]") {
   REQUIRE(j.code == 0);
   CHECK_THAT(j.out, Catch::Contains("\"rejected\":[{") && Catch::Contains("\"name\":\"cpu\"") &&
                         Catch::Contains("\"devices\":[{"));
+}
+
+TEST_CASE("a plugin that crashes in-process is named before rlx goes down", "[cli]") {
+  // Isolated probing (the default outside rlx's own plugin dir) skips it and goes on...
+  const std::string args = std::string("devices --plugin-dir ") + RLX_TEST_CRASH_PLUGIN_DIR;
+  Result r = run(args, "RLX_PLUGIN_PROBE_TIMEOUT=2");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("librlx-backend-crashinit.so") && Catch::Contains("survivor"));
+  // ... in-process, the crash takes rlx down but names the file first.
+  r = run(args, "RLX_PLUGIN_PROBE=inprocess");
+  CHECK(r.code != 0);
+  CHECK_THAT(r.out, Catch::Contains("rlx: plugin ") &&
+                        Catch::Contains("librlx-backend-crashload.so crashed while being loaded"));
 }
 
 TEST_CASE("rlx --version, --help and bad input", "[cli]") {

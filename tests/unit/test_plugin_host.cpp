@@ -161,6 +161,64 @@ TEST_CASE("the current directory is never searched", "[host]") {
   CHECK(host.rejected().empty());
 }
 
+TEST_CASE("plugins that crash or hang while loading are rejected and the host survives",
+          "[host]") {
+  // Outside rlx's own plugin directory, so probed in a child process first (Probe::Auto).
+  PluginHostOptions o = only(RLX_TEST_CRASH_PLUGIN_DIR);
+  o.probe_timeout_s = 2;
+  PluginHost host(o);
+  auto loaded = by_name(host);
+  CHECK(loaded.size() == 1);
+  CHECK(loaded.count("survivor") == 1);
+  REQUIRE(host.devices().size() == 1);
+  CHECK(host.devices()[0].backend == "survivor");
+  auto crashed = Catch::Contains("crashed (");
+  const RejectedPlugin* r = rejected_file(host, "librlx-backend-crashinit.so");
+  REQUIRE(r != nullptr);
+  CHECK_THAT(r->reason, crashed && Catch::Contains("signal 11") && Catch::Contains("rlx skipped it"));
+  r = rejected_file(host, "librlx-backend-crashload.so");
+  REQUIRE(r != nullptr);
+  CHECK_THAT(r->reason, crashed && Catch::Contains("signal 6"));
+  r = rejected_file(host, "librlx-backend-hang.so");
+  REQUIRE(r != nullptr);
+  CHECK_THAT(r->reason, Catch::Contains("hung: no progress for 2 s"));
+}
+
+TEST_CASE("RLX_PLUGIN_PATH: relative entries are skipped, bad probe settings are errors",
+          "[host]") {
+  ::setenv("RLX_PLUGIN_PATH", ".:plugins:/tmp/rlx-abs", 1);
+  {
+    PluginHostOptions o;
+    o.use_install_dir = false;
+    PluginHost host(o);
+    REQUIRE(host.search_path().size() == 1);
+    CHECK(host.search_path()[0] == "/tmp/rlx-abs");
+  }
+  ::unsetenv("RLX_PLUGIN_PATH");
+  ::setenv("RLX_PLUGIN_PROBE", "sometimes", 1);
+  CHECK_THROWS_WITH(PluginHost(), Catch::Contains("RLX_PLUGIN_PROBE='sometimes'"));
+  ::unsetenv("RLX_PLUGIN_PROBE");
+  ::setenv("RLX_PLUGIN_PROBE_TIMEOUT", "0", 1);
+  CHECK_THROWS_WITH(PluginHost(), Catch::Contains("RLX_PLUGIN_PROBE_TIMEOUT='0'"));
+  ::unsetenv("RLX_PLUGIN_PROBE_TIMEOUT");
+}
+
+TEST_CASE("a world-writable plugin directory is warned about", "[host]") {
+  fs::path dir = fs::temp_directory_path() / ("rlx-ww-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);  // 0777
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  log().sinks().push_back(sink);
+  { PluginHost host(only(dir)); }
+  log().sinks().pop_back();
+  fs::remove_all(dir);
+  int n = 0;
+  for (const auto& w : sink->last_formatted())
+    if (w.find(dir.string()) != std::string::npos && w.find("writable by every user") != std::string::npos)
+      ++n;
+  CHECK(n == 1);
+}
+
 TEST_CASE("plugin file names", "[host]") {
   CHECK(PluginHost::is_plugin_filename("librlx-backend-cpu.so"));
   CHECK(PluginHost::is_plugin_filename("librlx-backend-cpu-avx512.so"));

@@ -215,6 +215,24 @@ TEST_CASE("safetensors: bad headers name the file", "[safetensors]") {
   CHECK_THAT(open_error(p), Contains("__metadata__"));
 }
 
+TEST_CASE("safetensors: a header nested too deep is refused before parsing", "[safetensors]") {
+  // ~100k levels used to overflow the stack in json::dump (found beside tests/fuzz).
+  TempDir d;
+  fs::path p = d.path / "deep.safetensors";
+  const size_t depth = 100000;
+  write_st(p,
+           R"({"w": {"dtype": "F32", "data_offsets": [0, 0], "shape": [)" +
+               std::string(depth, '[') + std::string(depth, ']') + "]}}",
+           0);
+  CHECK_THAT(open_error(p), Contains(p.string()) && Contains("deeper than 256 levels"));
+  // Brackets inside strings do not count.
+  write_st(p,
+           R"({"__metadata__": {"k": ")" + std::string(1000, '[') +
+               R"(\"["}, "w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
+           4);
+  CHECK(rlx::open_safetensors(p)->find("w") != nullptr);
+}
+
 TEST_CASE("safetensors: bad tensor entries name the tensor", "[safetensors]") {
   TempDir d;
   auto p = (d.path / "bad.safetensors").string();

@@ -20,6 +20,13 @@ struct PluginHostOptions {
   std::vector<std::filesystem::path> plugin_dirs;  // --plugin-dir, searched first, in order
   bool use_env = true;                             // then RLX_PLUGIN_PATH (colon-separated)
   bool use_install_dir = true;                     // then <exe dir>/../lib/rlx/plugins
+  // Where plugins are first loaded and probed: Auto = plugins outside rlx's own plugin
+  // directory (install_plugin_dir()) go through a child process first, so one that crashes or
+  // hangs while loading or probing is rejected instead of taking rlx down; Isolated = every
+  // plugin; InProcess = none. With use_env, RLX_PLUGIN_PROBE=auto|isolated|inprocess and
+  // RLX_PLUGIN_PROBE_TIMEOUT=<seconds> override these.
+  enum class Probe { Auto, Isolated, InProcess } probe = Probe::Auto;
+  int probe_timeout_s = 60;  // a child probe that makes no progress this long is killed
 };
 
 struct PluginRecord {
@@ -102,6 +109,9 @@ class PluginHost {
               bool expected = false);
   Loaded* find(std::string_view name) const;
 
+  void warn_if_world_writable(const std::filesystem::path& p, const char* what);
+
+  PluginHostOptions opts_;
   std::vector<std::filesystem::path> search_path_;
   std::vector<std::unique_ptr<Loaded>> loaded_;
   std::vector<RejectedPlugin> rejected_;

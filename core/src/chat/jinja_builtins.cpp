@@ -331,6 +331,7 @@ Value Interp::filter(const std::string& name, const Value& v, Args& a) {
   }
   if (name == "abs") {
     if (v.t == Value::T::Float) return Value::number(std::fabs(v.f));
+    if (v.is_num() && as_int(v) == INT64_MIN) fail(pos, "integer overflow in abs");
     if (v.is_num()) return Value::integer(std::abs(as_int(v)));
     fail(pos, fmt::format("abs needs a number, got {}", type_name(v)));
   }

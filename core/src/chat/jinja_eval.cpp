@@ -27,8 +27,14 @@ Interp::Flow Interp::exec(const Body& body) {
 
 Interp::Flow Interp::exec(const Stmt& st) {
   switch (st.k) {
-    case Stmt::K::Text: *sink += st.text; break;
-    case Stmt::K::Out: *sink += to_str(eval(*st.e[0])); break;
+    case Stmt::K::Text:
+    case Stmt::K::Out:
+      if (st.k == Stmt::K::Text)
+        *sink += st.text;
+      else
+        *sink += to_str(eval(*st.e[0]));
+      if (sink->size() > kMaxText) fail(st.pos, "the rendered text is over 256 MiB");
+      break;
     case Stmt::K::If:
       for (size_t j = 0; j < st.bodies.size(); ++j) {
         if (j >= st.e.size() || truthy(eval(*st.e[j]))) return exec(st.bodies[j]);
@@ -100,6 +106,7 @@ Interp::Flow Interp::exec_for(const Stmt& st) {
   if (st.e.size() > 1) {  // {% for x in xs if cond %}
     std::vector<Value> kept;
     for (const auto& it : items) {
+      count_loop_step(st.pos);
       frames.emplace_back();
       assign(st, st.names, it);
       bool keep = truthy(eval(*st.e[1]));
@@ -110,6 +117,7 @@ Interp::Flow Interp::exec_for(const Stmt& st) {
   }
   const int64_t n = static_cast<int64_t>(items.size());
   for (int64_t j = 0; j < n; ++j) {
+    count_loop_step(st.pos);
     frames.emplace_back();
     assign(st, st.names, items[static_cast<size_t>(j)]);
     Value loop = Value::dict({
@@ -254,7 +262,10 @@ Value Interp::eval(const Expr& e) {
     case Expr::K::Unary: {
       Value v = eval(*e.a[0]);
       if (e.name == "not") return Value::boolean(!truthy(v));
-      if (v.t == Value::T::Int || v.t == Value::T::Bool) return Value::integer(e.name == "-" ? -as_int(v) : as_int(v));
+      if (v.t == Value::T::Int || v.t == Value::T::Bool) {
+        if (e.name == "-" && as_int(v) == INT64_MIN) fail(e.pos, "integer overflow in unary -");
+        return Value::integer(e.name == "-" ? -as_int(v) : as_int(v));
+      }
       if (v.t == Value::T::Float) return Value::number(e.name == "-" ? -v.f : v.f);
       fail(e.pos, fmt::format("bad operand for unary {}: {}", e.name, type_name(v)));
     }
@@ -317,9 +328,19 @@ Value Interp::binary(const Expr& e) {
   if (!l.is_num() || !r.is_num())
     fail(e.pos, fmt::format("unsupported operands for '{}': {} and {}", op, type_name(l), type_name(r)));
   bool ints = l.t != Value::T::Float && r.t != Value::T::Float;
-  if (op == "+") return ints ? Value::integer(as_int(l) + as_int(r)) : Value::number(num(l) + num(r));
-  if (op == "-") return ints ? Value::integer(as_int(l) - as_int(r)) : Value::number(num(l) - num(r));
-  if (op == "*") return ints ? Value::integer(as_int(l) * as_int(r)) : Value::number(num(l) * num(r));
+  // Integers are 64-bit here (Python's are unbounded): overflow is an error, not a wrap.
+  if (ints && (op == "+" || op == "-" || op == "*")) {
+    int64_t v = 0;
+    const int64_t a = as_int(l), b = as_int(r);
+    const bool over = op == "+"   ? __builtin_add_overflow(a, b, &v)
+                      : op == "-" ? __builtin_sub_overflow(a, b, &v)
+                                  : __builtin_mul_overflow(a, b, &v);
+    if (over) fail(e.pos, fmt::format("integer overflow in '{}'", op));
+    return Value::integer(v);
+  }
+  if (op == "+") return Value::number(num(l) + num(r));
+  if (op == "-") return Value::number(num(l) - num(r));
+  if (op == "*") return Value::number(num(l) * num(r));
   if (op == "/") {
     if (num(r) == 0) fail(e.pos, "division by zero");
     return Value::number(num(l) / num(r));
@@ -328,6 +349,7 @@ Value Interp::binary(const Expr& e) {
     if (num(r) == 0) fail(e.pos, op == "%" ? "modulo by zero" : "division by zero");
     if (ints) {
       int64_t a = as_int(l), b = as_int(r);
+      if (a == INT64_MIN && b == -1) fail(e.pos, fmt::format("integer overflow in '{}'", op));
       int64_t q = a / b, m = a % b;
       if (m != 0 && ((m < 0) != (b < 0))) {
         --q;
@@ -341,8 +363,13 @@ Value Interp::binary(const Expr& e) {
   }
   if (op == "**") {
     if (ints && as_int(r) >= 0) {
-      int64_t out = 1;
-      for (int64_t k = 0; k < as_int(r); ++k) out *= as_int(l);
+      int64_t out = 1, base = as_int(l);
+      bool over = false;
+      for (int64_t k = as_int(r); k > 0 && !over; k >>= 1) {  // square and multiply
+        if (k & 1) over = __builtin_mul_overflow(out, base, &out);
+        if (k > 1 && !over) over = __builtin_mul_overflow(base, base, &base);
+      }
+      if (over) fail(e.pos, "integer overflow in '**'");
       return Value::integer(out);
     }
     return Value::number(std::pow(num(l), num(r)));
@@ -526,9 +553,10 @@ std::string render_program(const Program& p, const Dict& vars) {
     }
     if (step == 0) fail_call(i, "range() step cannot be zero");
     List out;
-    for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) {
+    for (int64_t k = start; step > 0 ? k < stop : k > stop;) {
       out.push_back(Value::integer(k));
       if (out.size() > 10'000'000) fail_call(i, "range() is too long");
+      if (__builtin_add_overflow(k, step, &k)) break;  // past the int64 range: the end
     }
     return Value::list(std::move(out));
   });

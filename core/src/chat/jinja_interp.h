@@ -22,6 +22,14 @@ struct Interp {
   size_t pos = 0;  // position of the expression being evaluated (for errors)
   int calls = 0;   // macro call depth
   static constexpr size_t kMaxText = size_t{1} << 28;  // 256 MiB: a bound on built strings
+  // Loop iterations in one render: real templates run one per message (and per tool or tool
+  // call); a template that runs a million is broken or hostile, and would otherwise hang rlx.
+  static constexpr size_t kMaxLoopSteps = 1'000'000;
+  size_t loop_steps = 0;
+  void count_loop_step(size_t at) {
+    if (++loop_steps > kMaxLoopSteps)
+      fail(at, fmt::format("the template ran more than {} loop iterations", kMaxLoopSteps));
+  }
 
   enum class Flow { Normal, Break, Continue };
   [[noreturn]] void fail(size_t at, std::string_view what) const {

@@ -1,6 +1,8 @@
 // Helpers shared by the Jinja value and evaluator code (internal).
 #pragma once
 
+#include <cstdint>
+
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -13,8 +15,15 @@ namespace rlx::chat {
 inline double num(const Value& v) {
   return v.t == Value::T::Float ? v.f : v.t == Value::T::Bool ? (v.b ? 1.0 : 0.0) : static_cast<double>(v.i);
 }
+// Floats are truncated toward zero and saturate at the int64 range (NaN -> 0): a template's
+// number never makes an undefined conversion.
 inline int64_t as_int(const Value& v) {
-  return v.t == Value::T::Float ? static_cast<int64_t>(v.f) : v.t == Value::T::Bool ? (v.b ? 1 : 0) : v.i;
+  if (v.t == Value::T::Bool) return v.b ? 1 : 0;
+  if (v.t != Value::T::Float) return v.i;
+  if (!(v.f == v.f)) return 0;
+  if (v.f >= 9223372036854775807.0) return INT64_MAX;
+  if (v.f <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v.f);
 }
 
 struct JsonStyle {

@@ -282,6 +282,7 @@ Tokenizer Tokenizer::from_hf_json(const std::filesystem::path& path) {
 
 Tokenizer Tokenizer::from_hf_json_text(std::string_view text, std::string_view label) {
   json root;
+  check_json_depth(text, fmt::format("{}: tokenizer.json", label));
   try {
     root = json::parse(text);
   } catch (const json::exception& e) {

@@ -65,7 +65,9 @@ Tokenizer TokenizerBuilder::build(TokenizerSpec spec) {
   t.bpe.reserve_merges(spec.merges.size());
   std::string ab, bb;
   for (size_t i = 0; i < spec.merges.size(); ++i) {
-    const auto& [a, b] = spec.merges[i];
+    // Not a structured binding: clang < 16 cannot capture one in the lambda (RLX_FUZZ builds).
+    const std::string& a = spec.merges[i].first;
+    const std::string& b = spec.merges[i].second;
     auto lookup = [&](const std::string& s, std::string& bytes) -> int32_t {
       if (!alphabet_to_bytes(s, bytes)) bytes = s;
       auto it = t.vocab.find(bytes);

@@ -74,7 +74,7 @@ void matmul_type(ThreadPool& pool, const Q8Block* xq, void* extra, const uint8_t
       return;
     }
   }
-  if constexpr (kGemv<T> != nullptr) {
+  if constexpr (kHasGemv<T>) {
     if (m < kGemmMinRows) {
       const XRows xr(xq, m * nb, extra);
       const int64_t tiles = (n + kTileN - 1) / kTileN;

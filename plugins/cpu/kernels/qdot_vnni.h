@@ -229,6 +229,11 @@ inline float gemv_q4_k(const uint8_t* w, XRow x, const Q8Block*, int64_t nb) {
 }
 
 using GemvFn = float (*)(const uint8_t*, XRow, const Q8Block*, int64_t);
+// The types with a hand-written GEMV (a bool of its own: GCC's UBSan build cannot compare the
+// function pointer below to nullptr in a constant expression).
+template <class T>
+constexpr bool kHasGemv = std::is_same_v<T, Q4_0> || std::is_same_v<T, Q8_0> ||
+                          std::is_same_v<T, QK45<false>>;
 template <class T>
 constexpr GemvFn kGemv = std::is_same_v<T, Q4_0>          ? gemv_q4_0
                          : std::is_same_v<T, Q8_0>        ? gemv_q8_0

@@ -24,6 +24,11 @@
 #include <ucontext.h>
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define EMU_ASAN 1
+#endif
+
 #pragma weak dladdr  // only for naming kernels in messages; absent (older glibc without -ldl): skipped
 
 namespace emu {
@@ -128,13 +133,31 @@ void make_context(Context& c, char* stack, size_t size, void (*fn)(void*), void*
 }
 #endif
 
+// AddressSanitizer keeps one stack per thread: it is told each time a switch moves to another
+// (scripts/sanitize.sh), or it takes fiber stacks for overflows of the thread's own.
+// leave(save, to_bottom, to_size) before a switch (save = nullptr: this fiber never resumes);
+// arrived(save, from_bottom, from_size) right after one (where execution continues).
+#if EMU_ASAN
+inline void asan_leave(void** save, const void* bottom, size_t size) {
+  __sanitizer_start_switch_fiber(save, bottom, size);
+}
+inline void asan_arrived(void* save, const void** bottom, size_t* size) {
+  __sanitizer_finish_switch_fiber(save, bottom, size);
+}
+constexpr size_t kDefaultStackKb = 512;  // instrumented frames are larger
+#else
+inline void asan_leave(void**, const void*, size_t) {}
+inline void asan_arrived(void*, const void**, size_t*) {}
+constexpr size_t kDefaultStackKb = 64;
+#endif
+
 // ---- stacks ---------------------------------------------------------------------------------
 // mmap'ed once and reused; a PROT_NONE page below each turns an overflow into SIGSEGV.
 size_t stack_bytes() {
   static const size_t n = [] {
     const char* e = std::getenv("RLX_EMU_STACK_KB");
     size_t kb = e ? std::strtoul(e, nullptr, 10) : 0;
-    return (kb ? kb : 64) * 1024;
+    return (kb ? kb : kDefaultStackKb) * 1024;
   }();
   return n;
 }
@@ -161,6 +184,8 @@ enum class Wait { none, block, warp };
 
 struct Fiber {
   Context ctx;
+  char* stack = nullptr;  // its stack's lowest address, and stack_bytes() from there
+  void* asan_save = nullptr;
   dim3 tid;
   unsigned linear = 0;
   bool done = false;
@@ -186,6 +211,9 @@ struct Run {
   Barrier block;
   Fiber* cur = nullptr;  // the running fiber; null in the scheduler
   Context sched;
+  const void* sched_stack = nullptr;  // the scheduler's stack, as ASan reports it
+  size_t sched_stack_size = 0;
+  void* sched_asan_save = nullptr;
 };
 Run g_run;
 std::mutex g_launch_mu;
@@ -196,7 +224,11 @@ Fiber& self(const char* what) {
   return *g_run.cur;
 }
 
-void yield(Fiber& f) { switch_context(f.ctx, g_run.sched); }
+void yield(Fiber& f, bool exiting = false) {
+  asan_leave(exiting ? nullptr : &f.asan_save, g_run.sched_stack, g_run.sched_stack_size);
+  switch_context(f.ctx, g_run.sched);
+  asan_arrived(f.asan_save, &g_run.sched_stack, &g_run.sched_stack_size);
+}
 
 void release_if_complete(Barrier& b) {
   if (b.arrived > 0 && b.arrived >= b.live) {
@@ -221,6 +253,7 @@ void arrive(Barrier& b, Wait kind, const char* file, int line) {
 }
 
 void fiber_main(void* arg) {
+  asan_arrived(nullptr, &g_run.sched_stack, &g_run.sched_stack_size);
   auto& f = *static_cast<Fiber*>(arg);
   try {
     g_run.op->invoke();
@@ -238,7 +271,7 @@ void fiber_main(void* arg) {
   release_if_complete(w.bar);
   --g_run.block.live;
   release_if_complete(g_run.block);
-  yield(f);
+  yield(f, /*exiting=*/true);
   die("a finished fiber was resumed");
 }
 
@@ -302,7 +335,8 @@ void run_block(dim3 block_idx) {
     f = Fiber{};
     f.linear = i;
     f.tid = dim3(i % bd.x, i / bd.x % bd.y, i / (bd.x * bd.y));
-    make_context(f.ctx, stack(i), stack_bytes(), fiber_main, &f);
+    f.stack = stack(i);
+    make_context(f.ctx, f.stack, stack_bytes(), fiber_main, &f);
   }
   // Round robin: run every thread that can go until it waits or exits.
   unsigned done = 0;
@@ -315,7 +349,9 @@ void run_block(dim3 block_idx) {
       f.wait = Wait::none;
       g_current.thread_idx = f.tid;
       g_run.cur = &f;
+      asan_leave(&g_run.sched_asan_save, f.stack, stack_bytes());
       switch_context(g_run.sched, f.ctx);
+      asan_arrived(g_run.sched_asan_save, nullptr, nullptr);
       g_run.cur = nullptr;
       ran = true;
       if (f.done) ++done;

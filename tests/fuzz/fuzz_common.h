@@ -1,0 +1,54 @@
+// Shared by the libFuzzer targets: a per-process temp file for readers that take a path, and
+// quiet logging. rlx::Error is the expected outcome of a bad input; anything else (a sanitizer
+// report, a crash, another exception escaping) is a bug the fuzzer reports.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "rlx/log.h"
+
+namespace rlx::fuzz {
+
+// One private directory per process (mkdtemp) holding one file, `name`, rewritten for every
+// input; both removed at exit. A private directory, so nothing else sits next to the file
+// (the safetensors reader also looks for config.json beside it).
+class TempFile {
+ public:
+  explicit TempFile(const char* name) {
+    const char* dir = std::getenv("TMPDIR");
+    std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/rlx-fuzz-XXXXXX";
+    if (!mkdtemp(tmpl.data())) {
+      std::perror("rlx fuzz: mkdtemp");
+      std::abort();
+    }
+    dir_ = tmpl;
+    path_ = dir_ / name;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::filesystem::path& write(const uint8_t* data, size_t size) {
+    FILE* f = std::fopen(path_.c_str(), "wb");
+    if (!f || (size && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0) {
+      std::perror("rlx fuzz: writing the temp file");
+      std::abort();
+    }
+    return path_;
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path path_;
+};
+
+inline void quiet() { rlx::set_log_level("off"); }
+
+}  // namespace rlx::fuzz

@@ -1,0 +1,56 @@
+// libFuzzer: the GGUF reader (header, key/values, tensor infos, data bounds) over one file, with
+// the limits a user gets (every count and length must be checked against the file's size; the
+// fuzzer's -rss_limit_mb / -malloc_limit_mb catch an allocation that is not), then the
+// tokenizer read from the same metadata (tokenizer.ggml.*), which encodes and decodes a text.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "fuzz_common.h"
+#include "rlx/error.h"
+#include "rlx/gguf.h"
+#include "rlx/tokenizer.h"
+#include "rlx/weights.h"
+
+namespace {
+rlx::fuzz::TempFile* g_file = nullptr;
+}
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  rlx::fuzz::quiet();
+  static rlx::fuzz::TempFile file("model.gguf");
+  g_file = &file;
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const auto& path = g_file->write(data, size);
+  std::unique_ptr<rlx::WeightFile> f;
+  try {
+    f = rlx::open_gguf(path);
+    // Touch what a loader would: every tensor's extent and every key's value.
+    uint64_t sum = 0;
+    for (const rlx::TensorEntry& t : f->tensors()) {
+      sum += t.nbytes + static_cast<uint64_t>(t.elems());
+      if (t.nbytes) sum += t.data[0] + t.data[t.nbytes - 1];
+      if (f->find(t.name) == nullptr) __builtin_trap();
+    }
+    for (const auto& [k, v] : f->metadata()) sum += k.size() + static_cast<uint64_t>(v.type());
+    volatile uint64_t sink = sum + f->mapped_bytes();
+    (void)sink;
+  } catch (const rlx::Error&) {
+    return 0;
+  }
+  try {
+    rlx::Tokenizer tok = rlx::Tokenizer::from_gguf(*f);
+    rlx::EncodeOptions eo;
+    eo.add_bos = true;
+    std::vector<int32_t> ids = tok.encode("Hello, world! caf\xc3\xa9 <|eot_id|> 123\n", eo);
+    volatile size_t sink = tok.decode(ids).size() + tok.decode(ids, true).size();
+    (void)sink;
+  } catch (const rlx::Error&) {
+  }
+  return 0;
+}

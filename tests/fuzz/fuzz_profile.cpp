@@ -1,0 +1,35 @@
+// libFuzzer: the rlx.toml profile loader (TOML syntax, sections, key types and ranges,
+// [device.<name>] overrides) over one file, then describe() of the result.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_common.h"
+#include "rlx/error.h"
+#include "rlx/profile.h"
+
+namespace {
+rlx::fuzz::TempFile* g_file = nullptr;
+}
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  rlx::fuzz::quiet();
+  static rlx::fuzz::TempFile file("rlx.toml");
+  g_file = &file;
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const auto& path = g_file->write(data, size);
+  for (const char* device : {"cpu", "cuda:0"}) {
+    try {
+      rlx::Profile p;
+      rlx::apply_profile_file(p, path, device);
+      std::string text = rlx::describe(p);
+      volatile size_t sink = text.size();
+      (void)sink;
+    } catch (const rlx::Error&) {
+    }
+  }
+  return 0;
+}
