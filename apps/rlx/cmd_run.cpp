@@ -181,13 +181,14 @@ int cmd_run(int argc, char** argv) {
     auto t1 = Clock::now();
     bool context_full = false;
     for (int i = 0; i < max_tokens; ++i) {
-      if ((interrupted = interrupt.requested())) break;
+      if (interrupt.requested()) break;
       // The next step runs the whole history (step) or its last token (step_cached) first.
       if ((context_full = static_cast<int64_t>(gen.tokens().size()) > gen.max_seq())) break;
       // step_cached: the first token samples `first`, the prefill's logits.
       const int32_t id = r.count("no-kv-cache") ? gen.step(so) : gen.step_cached(so);
       if (!emit(id)) break;
     }
+    interrupted = interrupt.requested();
     double gen_ms = ms_since(t1);
     if (text) {
       const std::string rest = text->flush();
