@@ -523,8 +523,9 @@ std::string render_program(const Program& p, const Dict& vars) {
   g["raise_exception"] = Value::func([](Interp& i, Args& a) -> Value {
     fail_call(i, fmt::format("raise_exception: {}", to_str(a.get(0, "message", Value()))));
   });
-  g["namespace"] = Value::func([](Interp&, Args& a) {
+  g["namespace"] = Value::func([](Interp& in, Args& a) {
     Value ns = Value::ns();
+    in.namespaces.push_back(ns.d);
     for (const auto& x : a.pos)
       if (x.is_dict())
         for (const auto& [k, v] : *x.d) ns.set(k, v);

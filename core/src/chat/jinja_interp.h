@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,12 @@ struct Interp {
   // call); a template that runs a million is broken or hostile, and would otherwise hang rlx.
   static constexpr size_t kMaxLoopSteps = 1'000'000;
   size_t loop_steps = 0;
+  // Every namespace() made in this render. `{% set ns.x = ns %}` makes a reference cycle the
+  // shared pointers cannot free; emptying them all when the render ends breaks any cycle.
+  std::vector<std::shared_ptr<Dict>> namespaces;
+  ~Interp() {
+    for (auto& d : namespaces) d->clear();
+  }
   void count_loop_step(size_t at) {
     if (++loop_steps > kMaxLoopSteps)
       fail(at, fmt::format("the template ran more than {} loop iterations", kMaxLoopSteps));
