@@ -517,7 +517,7 @@ void fail_call(Interp& in, std::string_view what) { in.fail(in.pos, what); }
 // ---- entry point -----------------------------------------------------------------------------
 
 std::string render_program(const Program& p, const Dict& vars) {
-  Interp in{p, {}, nullptr, 0};
+  Interp in{.prog = p};
   in.frames.emplace_back();
   auto& g = in.frames.back();
   g["raise_exception"] = Value::func([](Interp& i, Args& a) -> Value {

@@ -18,7 +18,7 @@ namespace rlx::chat {
 
 struct Interp {
   const Program& prog;
-  std::vector<std::map<std::string, Value, std::less<>>> frames;
+  std::vector<std::map<std::string, Value, std::less<>>> frames{};
   std::string* sink = nullptr;  // where text goes
   size_t pos = 0;  // position of the expression being evaluated (for errors)
   int calls = 0;   // macro call depth
@@ -29,7 +29,7 @@ struct Interp {
   size_t loop_steps = 0;
   // Every namespace() made in this render. `{% set ns.x = ns %}` makes a reference cycle the
   // shared pointers cannot free; emptying them all when the render ends breaks any cycle.
-  std::vector<std::shared_ptr<Dict>> namespaces;
+  std::vector<std::shared_ptr<Dict>> namespaces{};
   ~Interp() {
     for (auto& d : namespaces) d->clear();
   }
