@@ -49,7 +49,7 @@ for t in "${targets[@]}"; do
   bin="$build/bin/$t"
   work="$build/fuzz-work/$t"
   crashes="$build/crashes/$t"
-  rm -rf "$work"
+  rm -rf "$work" "$crashes"  # this run's inputs only
   mkdir -p "$work" "$crashes"
   # Replay first: a known crash shows up at once, whatever the time budget.
   if ! "$root/tests/fuzz/run_fuzzer.sh" "$bin" 0 "$(maxlen "$t")" "$work/replay" \
