@@ -49,6 +49,14 @@ class TempFile {
   std::filesystem::path path_;
 };
 
+// The input as a file, for readers that take a path: `name` in this process's private
+// directory, rewritten for every input (one name per fuzz target).
+inline const std::filesystem::path& input_file(const char* name, const uint8_t* data,
+                                               size_t size) {
+  static TempFile file(name);
+  return file.write(data, size);
+}
+
 inline void quiet() { rlx::set_log_level("off"); }
 
 }  // namespace rlx::fuzz

@@ -14,19 +14,13 @@
 #include "rlx/tokenizer.h"
 #include "rlx/weights.h"
 
-namespace {
-rlx::fuzz::TempFile* g_file = nullptr;
-}
-
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   rlx::fuzz::quiet();
-  static rlx::fuzz::TempFile file("model.gguf");
-  g_file = &file;
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto& path = g_file->write(data, size);
+  const auto& path = rlx::fuzz::input_file("model.gguf", data, size);
   std::unique_ptr<rlx::WeightFile> f;
   try {
     f = rlx::open_gguf(path);

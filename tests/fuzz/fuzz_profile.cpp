@@ -8,19 +8,13 @@
 #include "rlx/error.h"
 #include "rlx/profile.h"
 
-namespace {
-rlx::fuzz::TempFile* g_file = nullptr;
-}
-
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   rlx::fuzz::quiet();
-  static rlx::fuzz::TempFile file("rlx.toml");
-  g_file = &file;
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto& path = g_file->write(data, size);
+  const auto& path = rlx::fuzz::input_file("rlx.toml", data, size);
   for (const char* device : {"cpu", "cuda:0"}) {
     try {
       rlx::Profile p;

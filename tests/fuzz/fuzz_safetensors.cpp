@@ -9,19 +9,13 @@
 #include "rlx/safetensors.h"
 #include "rlx/weights.h"
 
-namespace {
-rlx::fuzz::TempFile* g_file = nullptr;
-}
-
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   rlx::fuzz::quiet();
-  static rlx::fuzz::TempFile file("model.safetensors");
-  g_file = &file;
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto& path = g_file->write(data, size);
+  const auto& path = rlx::fuzz::input_file("model.safetensors", data, size);
   rlx::OpenLimits limits;
   limits.max_tensors = 4096;
   limits.max_json = 1 << 20;

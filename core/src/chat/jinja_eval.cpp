@@ -235,29 +235,20 @@ Value Interp::eval(const Expr& e) {
                                                          : std::string("the value");
         fail(e.pos, fmt::format("{} is not callable ({})", what, type_name(f)));
       }
-      size_t saved = pos;
-      pos = e.pos;
-      Value r = (*f.fn)(*this, args);
-      pos = saved;
-      return r;
+      At at(*this, e.pos);
+      return (*f.fn)(*this, args);
     }
     case Expr::K::Filter: {
       Value v = eval(*e.a[0]);
       Args args = eval_args(e, 1);
-      size_t saved = pos;
-      pos = e.pos;
-      Value r = filter(e.name, v, args);
-      pos = saved;
-      return r;
+      At at(*this, e.pos);
+      return filter(e.name, v, args);
     }
     case Expr::K::Test: {
       Value v = eval(*e.a[0]);
       Args args = eval_args(e, 1);
-      size_t saved = pos;
-      pos = e.pos;
-      bool r = test(e.name, v, args);
-      pos = saved;
-      return Value::boolean(r != e.negated);
+      At at(*this, e.pos);
+      return Value::boolean(test(e.name, v, args) != e.negated);
     }
     case Expr::K::Unary: {
       Value v = eval(*e.a[0]);

@@ -21,6 +21,13 @@ struct Interp {
   std::vector<std::map<std::string, Value, std::less<>>> frames{};
   std::string* sink = nullptr;  // where text goes
   size_t pos = 0;  // position of the expression being evaluated (for errors)
+  // While alive, `pos` is `at` (a call, filter or test reports errors at its own expression).
+  struct At {
+    Interp& in;
+    size_t saved;
+    At(Interp& i, size_t at) : in(i), saved(i.pos) { i.pos = at; }
+    ~At() { in.pos = saved; }
+  };
   int calls = 0;   // macro call depth
   static constexpr size_t kMaxText = size_t{1} << 28;  // 256 MiB: a bound on built strings
   // Loop iterations in one render: real templates run one per message (and per tool or tool
