@@ -4,28 +4,20 @@
 samples_ts (one per rep), pp as n_gen=0 and tg as n_prompt=0; and the markdown table prints.
 
 usage: bench_json.py --rlx PATH --work DIR [--device D]; ends with 'N passed, M failed'."""
-import argparse
 import json
-import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MAKER = os.path.join(HERE, "..", "..", "scripts", "make_test_model.py")
+import harness
+
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rlx", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--device", default="cpu")
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    model = os.path.join(a.work, "bench-qwen3-q8_0.gguf")
-    if not os.path.exists(model):
-        subprocess.run([sys.executable, MAKER, "--family", "qwen3", "--dtype", "q8_0", "--out", model,
-                        "--dim", "64", "--layers", "2", "--heads", "2", "--kv-heads", "1",
-                        "--head-dim", "32", "--ffn", "128", "--vocab", "320", "--quiet"], check=True)
+    a = harness.parse_args(("--device", "cpu"))
+    model = harness.test_model(a.work, "bench-qwen3-q8_0.gguf", "--family", "qwen3", "--dtype",
+                               "q8_0", "--dim", "64", "--layers", "2", "--heads", "2",
+                               "--kv-heads", "1", "--head-dim", "32", "--ffn", "128", "--vocab",
+                               "320")
     base = [a.rlx, "bench", "--weights", model, "--device", a.device, "--pp", "8", "--tg", "4",
             "--reps", "3", "--threads", "2"]
     checks = []
@@ -51,12 +43,7 @@ def main():
                    and "| tg4 |" in md.stdout))
     bad = subprocess.run(base + ["--output", "xml"], capture_output=True, text=True, timeout=60)
     checks.append(("--output xml is refused", bad.returncode != 0 and "xml" in bad.stderr))
-    failed = 0
-    for name, ok in checks:
-        print(f"{'PASS' if ok else 'FAIL'}: {name}")
-        failed += not ok
-    print(f"{len(checks) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.report(checks)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@
 
 usage: limits.py --rlx PATH --work DIR
 Ends with 'N passed, M failed'; exit 1 if any failed."""
-import argparse
 import os
 import re
 import signal
@@ -19,8 +18,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MAKER = os.path.join(HERE, "..", "..", "scripts", "make_test_model.py")
+import harness
+
 
 
 def run(exe, args):
@@ -28,16 +27,10 @@ def run(exe, args):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rlx", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    model = os.path.join(a.work, "limits.gguf")
-    if not os.path.exists(model):
-        subprocess.run([sys.executable, MAKER, "--family", "llama32", "--out", model, "--dim",
-                        "64", "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn", "128",
-                        "--vocab", "512", "--seed", "7", "--quiet"], check=True)
+    a = harness.parse_args()
+    model = harness.test_model(a.work, "limits.gguf", "--family", "llama32", "--dim", "64",
+                               "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn", "128",
+                               "--vocab", "512", "--seed", "7")
     w = ["run", "--weights", model, "--temperature", "0", "--ignore-eos"]
     checks = []
 
@@ -90,12 +83,7 @@ def main():
     checks.append(("a truncated GGUF is an error naming the file",
                    out.returncode == 1 and cut in err and "truncated" in err))
 
-    failed = 0
-    for name, ok in checks:
-        print(f"{'ok  ' if ok else 'FAIL'} {name}")
-        failed += not ok
-    print(f"{len(checks) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.report(checks)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,11 @@ silently did nothing). Makes one small random model, runs a baseline, then each 
 
 usage: sampling_flags.py --rlx PATH --work DIR
 Ends with 'N passed, M failed'; exit 1 if any failed."""
-import argparse
-import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MAKER = os.path.join(HERE, "..", "..", "scripts", "make_test_model.py")
+import harness
+
 
 
 def run(rlx, model, extra):
@@ -24,18 +22,12 @@ def run(rlx, model, extra):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rlx", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
-    model = os.path.join(a.work, "flags-llama.gguf")
-    if not os.path.exists(model):
-        # Larger weights than the default make the distribution peaked enough that top-k/p and
-        # min-p cut real candidates, but not so peaked that sampling is greedy.
-        subprocess.run([sys.executable, MAKER, "--family", "llama32", "--out", model, "--dim",
-                        "64", "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn", "128",
-                        "--vocab", "320", "--std", "0.25", "--seed", "3", "--quiet"], check=True)
+    a = harness.parse_args()
+    # Larger weights than the default make the distribution peaked enough that top-k/p and
+    # min-p cut real candidates, but not so peaked that sampling is greedy.
+    model = harness.test_model(a.work, "flags-llama.gguf", "--family", "llama32", "--dim", "64",
+                               "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn", "128",
+                               "--vocab", "320", "--std", "0.25", "--seed", "3")
 
     base = ["--temperature", "1.0", "--top-k", "0", "--top-p", "1.0", "--min-p", "0",
             "--repeat-penalty", "1.0", "--seed", "11"]
@@ -62,12 +54,7 @@ def main():
     penalized = run(a.rlx, model, with_flag("--temperature", "0") + ["--repeat-penalty", "5"])
     checks.append(("--repeat-penalty changes greedy output", penalized != greedy))
 
-    failed = 0
-    for name, ok in checks:
-        print(f"{'PASS' if ok else 'FAIL'}: {name}")
-        failed += not ok
-    print(f"{len(checks) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.report(checks)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,12 @@ vocabulary (scripts/make_test_model.py writes tokenizer.ggml.* into the GGUF):
 
 usage: text_mode.py --rlx PATH --work DIR
 Ends with 'N passed, M failed'; exit 1 if any failed."""
-import argparse
 import json
-import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-MAKER = os.path.join(HERE, "..", "..", "scripts", "make_test_model.py")
+import harness
+
 
 
 def rlx(exe, args, stdin="", check=True):
@@ -28,18 +26,12 @@ def rlx(exe, args, stdin="", check=True):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rlx", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.work, exist_ok=True)
+    a = harness.parse_args()
     checks = []
     for fam in ("llama32", "qwen3"):
-        model = os.path.join(a.work, f"text-{fam}.gguf")
-        if not os.path.exists(model):
-            subprocess.run([sys.executable, MAKER, "--family", fam, "--out", model, "--dim", "64",
-                            "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn", "128",
-                            "--vocab", "512", "--seed", "5", "--quiet"], check=True)
+        model = harness.test_model(a.work, f"text-{fam}.gguf", "--family", fam, "--dim", "64",
+                                   "--layers", "1", "--heads", "2", "--kv-heads", "1", "--ffn",
+                                   "128", "--vocab", "512", "--seed", "5")
         w = ["--weights", model]
         text = "Hello there, hello world 123!"
         ids = json.loads(rlx(a.rlx, ["tokenize"] + w, text).stdout)
@@ -70,12 +62,7 @@ def main():
     checks.append(("--decode with a non-integer id names it",
                    bad.returncode != 0 and b"not an integer id" in bad.stderr))
 
-    failed = 0
-    for name, ok in checks:
-        print(f"{'PASS' if ok else 'FAIL'}  {name}")
-        failed += 0 if ok else 1
-    print(f"{len(checks) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return harness.report(checks)
 
 
 if __name__ == "__main__":
