@@ -1,6 +1,7 @@
-// Shared by the libFuzzer targets: a per-process temp file for readers that take a path, and
-// quiet logging. rlx::Error is the expected outcome of a bad input; anything else (a sanitizer
-// report, a crash, another exception escaping) is a bug the fuzzer reports.
+// Shared by the libFuzzer targets: the input as a file for readers that take a path, a walk over
+// an opened weight file, quiet logging. rlx::Error is the expected outcome of a bad input;
+// anything else (a sanitizer report, a crash, another exception escaping) is a bug the fuzzer
+// reports.
 #pragma once
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "rlx/log.h"
+#include "rlx/weights.h"
 
 namespace rlx::fuzz {
 
@@ -55,6 +57,20 @@ inline const std::filesystem::path& input_file(const char* name, const uint8_t* 
                                                size_t size) {
   static TempFile file(name);
   return file.write(data, size);
+}
+
+// Reads what a loader would from an opened weight file: every tensor's extent (its first and
+// last byte) and every key's value; traps when a listed tensor cannot be found by name.
+inline void touch(const rlx::WeightFile& f) {
+  uint64_t sum = 0;
+  for (const rlx::TensorEntry& t : f.tensors()) {
+    sum += t.nbytes + static_cast<uint64_t>(t.elems());
+    if (t.nbytes) sum += t.data[0] + t.data[t.nbytes - 1];
+    if (f.find(t.name) == nullptr) __builtin_trap();
+  }
+  for (const auto& [k, v] : f.metadata()) sum += k.size() + static_cast<uint64_t>(v.type());
+  volatile uint64_t sink = sum + f.mapped_bytes();
+  (void)sink;
 }
 
 inline void quiet() { rlx::set_log_level("off"); }
