@@ -111,8 +111,7 @@ int cmd_chat(int argc, char** argv) {
     int generated = 0;
     bool context_full = false;
     for (int i = 0; i < max_tokens && !interrupt.requested(); ++i) {
-      // The next step first runs the last sampled token: it needs a free cache row.
-      if ((context_full = static_cast<int64_t>(s.generator->tokens().size()) > max_seq)) break;
+      if ((context_full = s.generator->context_full())) break;
       const int32_t id = s.generator->step_cached(s.sampling);
       ++generated;
       if (std::find(stops.begin(), stops.end(), id) != stops.end()) break;

@@ -182,8 +182,7 @@ int cmd_run(int argc, char** argv) {
     bool context_full = false;
     for (int i = 0; i < max_tokens; ++i) {
       if (interrupt.requested()) break;
-      // The next step runs the whole history (step) or its last token (step_cached) first.
-      if ((context_full = static_cast<int64_t>(gen.tokens().size()) > gen.max_seq())) break;
+      if ((context_full = gen.context_full())) break;
       // step_cached: the first token samples `first`, the prefill's logits.
       const int32_t id = r.count("no-kv-cache") ? gen.step(so) : gen.step_cached(so);
       if (!emit(id)) break;

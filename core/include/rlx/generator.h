@@ -155,6 +155,9 @@ class Generator {
   DecodeProfile decode_profile() const;
   const GeneratorOptions& options() const { return opts_; }
   int64_t max_seq() const { return capacity_; }
+  // True when the KV cache has no row left for the next step(): it runs the whole history,
+  // step_cached() its last token, before sampling.
+  bool context_full() const { return static_cast<int64_t>(tokens_.size()) > capacity_; }
   const GeneratorStats& stats() const { return stats_; }
   const WeightStore& weights() const { return weights_; }
 
